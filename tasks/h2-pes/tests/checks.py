@@ -1,0 +1,173 @@
+"""Task-specific deterministic checks for h2-pes (PRIVATE: run by the scorer, never by the agent).
+
+The headline checks refit Re and De from the raw potential-curve arrays the replay regenerated, so a
+summary that merely repeats the paper's numbers earns nothing for them.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from workbench.evidence import MissingEvidence
+from workbench.scoring import CheckOutcome, task_check
+
+HARTREE_TO_CM1 = 219474.6313705
+FAMILY = re.compile(r"^(aug-)?cc-pv([dtq56])z$")
+CARDINAL = {"d": 2, "t": 3, "q": 4, "5": 5, "6": 6}
+
+
+def _pes_files(ev) -> list[str]:
+    files = ev.glob("results/pes_*.csv")
+    if not files:
+        raise MissingEvidence("submission/results/pes_*.csv", "no potential-curve files")
+    return files
+
+
+def _curve(ev, path: str) -> tuple[np.ndarray, np.ndarray]:
+    df = ev.read_csv(path)
+    for col in ("R_bohr", "E_total"):
+        if col not in df.columns:
+            raise MissingEvidence(f"{path}:{col}", "column not found")
+    r = np.asarray(df["R_bohr"], dtype=float)
+    e = np.asarray(df["E_total"], dtype=float)
+    order = np.argsort(r)
+    return r[order], e[order]
+
+
+def _largest(ev) -> tuple[dict, str]:
+    """The convergence row with the highest cardinal number and the path of its raw curve."""
+    df = ev.read_csv("results/convergence.csv")
+    for col in ("basis", "cardinal", "E_H"):
+        if col not in df.columns:
+            raise MissingEvidence(f"submission/results/convergence.csv:{col}", "column not found")
+    row = df.sort_values("cardinal", kind="stable").iloc[-1].to_dict()
+    path = f"results/pes_{str(row['basis']).strip().lower()}.csv"
+    if not ev.exists(path):
+        raise MissingEvidence(f"submission/{path}", "no raw curve for the largest basis")
+    return row, path
+
+
+def _refit(r: np.ndarray, e: np.ndarray, path: str) -> tuple[float, float]:
+    """Quartic fit over points within 0.1 bohr of the grid minimum (or all, if fewer than 5)."""
+    if len(r) < 5 or not (np.isfinite(r).all() and np.isfinite(e).all()):
+        raise MissingEvidence(f"submission/{path}", "fewer than 5 finite points: no minimum can be fitted")
+    i = int(np.argmin(e))
+    sel = np.abs(r - r[i]) <= 0.1 + 1e-9
+    if sel.sum() < 5:
+        sel = np.ones_like(r, dtype=bool)
+    c = np.polyfit(r[sel] - r[i], e[sel], 4)
+    fine = np.linspace(r[sel].min(), r[sel].max(), 100001)
+    ef = np.polyval(c, fine - r[i])
+    k = int(np.argmin(ef))
+    return float(fine[k]), float(ef[k])
+
+
+def _refit_largest(ev) -> tuple[float, float, dict, str]:
+    row, path = _largest(ev)
+    r, e = _curve(ev, path)
+    re_, emin = _refit(r, e, path)
+    de = (2 * float(row["E_H"]) - emin) * HARTREE_TO_CM1
+    return re_, de, row, path
+
+
+@task_check
+def basis_series(ev, min_bases: int = 3, min_cardinal: int = 4) -> CheckOutcome:
+    df = ev.read_csv("results/convergence.csv")
+    if "basis" not in df.columns:
+        raise MissingEvidence("submission/results/convergence.csv:basis", "column not found")
+    names = [str(b).strip().lower() for b in df["basis"]]
+    bad = [b for b in names if not FAMILY.match(b)]
+    cards = sorted({CARDINAL[FAMILY.match(b).group(2)] for b in names if FAMILY.match(b)})
+    ok = not bad and len(cards) >= min_bases and cards and max(cards) >= min_cardinal
+    text = f"bases {names}; cardinal numbers {cards}" + (f"; not correlation-consistent: {bad}" if bad else "")
+    return CheckOutcome(float(bool(ok)), ("pass: " if ok else "fail: ") + text,
+                        ["submission/results/convergence.csv"])
+
+
+@task_check
+def pes_files(ev, min_files: int = 3, min_points: int = 9) -> CheckOutcome:
+    files = _pes_files(ev)
+    problems = []
+    for f in files:
+        r, e = _curve(ev, f)
+        if len(r) < min_points or not (np.isfinite(r).all() and np.isfinite(e).all()):
+            problems.append(f"{f}: {len(r)} points, finite={bool(np.isfinite(e).all())}")
+    ok = len(files) >= min_files and not problems
+    text = f"{len(files)} curve file(s) (need {min_files})" + (": " + "; ".join(problems) if problems else "")
+    return CheckOutcome(float(ok), ("pass: " if ok else "fail: ") + text, files)
+
+
+@task_check
+def pes_grid(ev, r_min: float = 1.30, r_max: float = 1.50, min_points: int = 9) -> CheckOutcome:
+    problems = []
+    files = _pes_files(ev)
+    for f in files:
+        r, e = _curve(ev, f)
+        if len(r) < min_points:
+            problems.append(f"{f}: {len(r)} points < {min_points}")
+            continue
+        if r.min() > r_min + 1e-6 or r.max() < r_max - 1e-6:
+            problems.append(f"{f}: spans {r.min():.3f}-{r.max():.3f} bohr, not {r_min}-{r_max}")
+        i = int(np.argmin(e))
+        if i in (0, len(e) - 1):
+            problems.append(f"{f}: the minimum is at the grid edge (R = {r[i]:.3f})")
+    ok = not problems
+    return CheckOutcome(float(ok), "pass: every curve brackets its minimum" if ok else "fail: " + "; ".join(problems),
+                        files)
+
+
+@task_check
+def scf_converged(ev) -> CheckOutcome:
+    files = _pes_files(ev)
+    bad = []
+    for f in files:
+        df = ev.read_csv(f)
+        if "scf_converged" not in df.columns:
+            raise MissingEvidence(f"{f}:scf_converged", "column not found")
+        flags = df["scf_converged"].astype(str).str.strip().str.lower()
+        if not flags.isin(["true", "1", "yes"]).all():
+            bad.append(f)
+    ok = not bad
+    return CheckOutcome(float(ok), "pass: all points converged" if ok else f"fail: unconverged points in {bad}", files)
+
+
+@task_check
+def refit_re(ev, target: float, abs_tol: float) -> CheckOutcome:
+    re_, _, row, path = _refit_largest(ev)
+    ok = abs(re_ - target) <= abs_tol
+    return CheckOutcome(float(ok), f"{'pass' if ok else 'fail'}: Re refit from {path} ({row['basis']}) = {re_:.5f} bohr "
+                                   f"vs {target} (|Δ| = {abs(re_ - target):.5f}, tolerance {abs_tol})", [path])
+
+
+@task_check
+def refit_de(ev, target: float, rel_tol: float) -> CheckOutcome:
+    _, de, row, path = _refit_largest(ev)
+    rel = abs(de - target) / target
+    ok = rel <= rel_tol
+    return CheckOutcome(float(ok), f"{'pass' if ok else 'fail'}: De refit from {path} and E_H = {row['E_H']} is "
+                                   f"{de:.1f} cm-1 vs {target} ({100 * rel:.2f} %, tolerance {100 * rel_tol:.2f} %)",
+                        [path, "submission/results/convergence.csv"])
+
+
+@task_check
+def summary_matches_raw(ev, re_tol: float = 0.001, de_rel_tol: float = 0.002) -> CheckOutcome:
+    re_, de, row, path = _refit_largest(ev)
+    s = ev.read_json("results/summary.json")
+    try:
+        s_re, s_de = float(s["Re_bohr"]), float(s["De_cm1"])
+    except (KeyError, TypeError, ValueError):
+        return CheckOutcome(0.0, "fail: summary.json lacks numeric Re_bohr/De_cm1", ["submission/results/summary.json"])
+    ok = abs(s_re - re_) <= re_tol and abs(s_de - de) <= de_rel_tol * abs(de)
+    return CheckOutcome(float(ok), f"{'pass' if ok else 'fail'}: summary Re {s_re}, De {s_de} vs refit of raw data "
+                                   f"Re {re_:.5f}, De {de:.1f}", ["submission/results/summary.json", path])
+
+
+@task_check
+def variational_bound(ev, e_exact: float = -1.1744757, slack: float = 1e-6) -> CheckOutcome:
+    files = _pes_files(ev)
+    lowest = min(float(np.min(_curve(ev, f)[1])) for f in files)
+    ok = lowest >= e_exact - slack
+    return CheckOutcome(float(ok), f"{'pass' if ok else 'fail'}: lowest energy {lowest:.7f} Eh "
+                                   f"{'>=' if ok else '<'} exact {e_exact} Eh", files)

@@ -1,0 +1,18 @@
+"""The nop agent changes nothing: the starter submission is delivered as is (it should score 0)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..task import Task
+from .base import AgentResult, Budget, TaskView, Trajectory
+
+
+class NopAgent:
+    name = "nop"
+    privileged = False
+
+    def run(self, view: TaskView, workdir: Path, budget: Budget, trajectory: Trajectory,
+            task: Task | None = None) -> AgentResult:
+        trajectory.record("agent", "did nothing")
+        return AgentResult(status="completed", message="no changes", turns=trajectory.turns)

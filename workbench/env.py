@@ -1,0 +1,95 @@
+"""Task environments on the host: installed once by the task's ``environment/install.sh``.
+
+The local sandbox cannot build the task's Docker image, so each task ships ``install.sh`` that
+installs the same pinned environment on a Debian host into ``$WORKBENCH_ENV`` (usually a venv built
+from Debian's /usr/bin/python3). The directory name carries a hash of install.sh, so changing a pin
+gives a new environment instead of silently reusing the old one. The replay mounts it read-only at
+the same path and puts its ``bin/`` first on PATH; its digest goes into the replay provenance.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import platform
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+from .errors import WorkbenchError
+from .io import atomic_write_json, sha256_bytes, sha256_file
+from .task import Task
+
+log = logging.getLogger(__name__)
+
+MARKER = ".workbench-env.json"
+
+
+def envs_root() -> Path:
+    """Where environments live. Outside any home directory so the sandbox user can read them."""
+    if "WORKBENCH_ENVS" in os.environ:
+        return Path(os.environ["WORKBENCH_ENVS"])
+    if os.geteuid() == 0:
+        return Path("/opt/workbench/envs")
+    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "workbench" / "envs"
+
+
+def env_dir(task: Task) -> Path | None:
+    """The environment directory for a task, or None when it has no install.sh (host /usr only)."""
+    sh = task.paths.install_sh
+    if not sh.is_file():
+        return None
+    return envs_root() / f"{task.id}-{sha256_file(sh)[:10]}"
+
+
+def env_info(task: Task) -> dict:
+    """What the replay records about the environment; errors if it is not installed."""
+    d = env_dir(task)
+    if d is None:
+        host = {"python": platform.python_version(), "platform": platform.platform()}
+        return {"dir": None, "kind": "host", "digest": sha256_bytes(json.dumps(host, sort_keys=True).encode())}
+    marker = d / MARKER
+    if not marker.is_file():
+        raise WorkbenchError(
+            f"the environment of task {task.id} is not installed ({d}); run: workbench env install {task.root}"
+        )
+    info = json.loads(marker.read_text())
+    pinned = {"install_sh_sha256": info.get("install_sh_sha256"), "packages": info.get("packages")}
+    return {"dir": str(d), "kind": "install.sh",
+            "digest": sha256_bytes(json.dumps(pinned, sort_keys=True).encode()), **info}
+
+
+def install_env(task: Task, *, force: bool = False) -> Path | None:
+    """Run install.sh into the task's environment directory; idempotent unless force."""
+    d = env_dir(task)
+    if d is None:
+        log.info("task %s has no environment/install.sh: it uses the host's /usr", task.id)
+        return None
+    if (d / MARKER).is_file() and not force:
+        log.info("environment of %s already installed at %s", task.id, d)
+        return d
+    if d.exists():
+        shutil.rmtree(d)
+    d.parent.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "WORKBENCH_ENV": str(d)}
+    log.info("installing the environment of %s into %s", task.id, d)
+    start = time.monotonic()
+    proc = subprocess.run(["bash", str(task.paths.install_sh)], cwd=task.paths.environment, env=env)
+    if proc.returncode != 0:
+        raise WorkbenchError(f"{task.paths.install_sh} failed with exit code {proc.returncode}")
+    freeze = None
+    py = d / "bin" / "python"
+    if py.exists():
+        out = subprocess.run([str(py), "-m", "pip", "freeze", "--all"], capture_output=True, text=True)
+        freeze = sorted(out.stdout.split()) if out.returncode == 0 else None
+    d.mkdir(parents=True, exist_ok=True)
+    os.chmod(d, 0o755)
+    atomic_write_json(d / MARKER, {
+        "task": task.id,
+        "install_sh_sha256": sha256_file(task.paths.install_sh),
+        "packages": freeze,
+        "install_seconds": round(time.monotonic() - start, 1),
+    })
+    return d

@@ -1,0 +1,179 @@
+"""Every on-disk layout of the workbench, defined once.
+
+Task package (Harbor / PaperBenchX compatible)::
+
+    tasks/<task-id>/
+      task.toml                  [task] [metadata] [agent] [verifier] [environment] [replay]
+      instruction.md             public task contract
+      environment/
+        Dockerfile               the domain environment as an image
+        install.sh               the same environment on a Debian host (local sandbox)
+        paper/paper.md           the claim, its citation, the reported values
+        starter_submission/      reproduce.sh (+ src/) the agent starts from
+      solution/                  PRIVATE reference workflow (used by the oracle agent)
+      tests/                     PRIVATE rubric.json, refs/, checks.py, evaluator.py, questions.json
+      calibration/               PRIVATE submissions used to calibrate the rubric
+
+Run and trial directories::
+
+    runs/<run-id>/
+      run.json                   configurations and a lock: task content hashes, workbench version
+      trials/<trial-id>/
+        trial.json               config, status per stage, timings, outcome
+        session/
+          submission/            what the agent delivered
+          trajectory.jsonl  agent.log  usage.json  delivery.json
+        replay/
+          provenance.json        written by the workbench, never by the submission
+          stdout.log  stderr.log
+        evidence/                frozen, read-only
+          MANIFEST.sha256
+          submission/            the replayed package: sources (verified unchanged) + regenerated outputs
+          replay/stdout.log  replay/stderr.log
+        scores.json
+        notebooks/               executed stage notebooks
+
+Evidence paths in rubrics (``evidence_inputs[].path``, ``check.path``) are relative to ``evidence/``;
+a path that does not start with ``submission/`` or ``replay/`` is read under ``submission/``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+PRIVATE_DIRS = ("solution", "tests", "calibration")
+
+
+@dataclass(frozen=True)
+class TaskPaths:
+    root: Path
+
+    @property
+    def task_toml(self) -> Path:
+        return self.root / "task.toml"
+
+    @property
+    def instruction(self) -> Path:
+        return self.root / "instruction.md"
+
+    @property
+    def environment(self) -> Path:
+        return self.root / "environment"
+
+    @property
+    def dockerfile(self) -> Path:
+        return self.environment / "Dockerfile"
+
+    @property
+    def install_sh(self) -> Path:
+        return self.environment / "install.sh"
+
+    @property
+    def paper_dir(self) -> Path:
+        return self.environment / "paper"
+
+    @property
+    def starter(self) -> Path:
+        return self.environment / "starter_submission"
+
+    @property
+    def solution(self) -> Path:
+        return self.root / "solution"
+
+    @property
+    def tests(self) -> Path:
+        return self.root / "tests"
+
+    @property
+    def rubric(self) -> Path:
+        return self.tests / "rubric.json"
+
+    @property
+    def checks_py(self) -> Path:
+        return self.tests / "checks.py"
+
+    @property
+    def calibration(self) -> Path:
+        return self.root / "calibration"
+
+
+@dataclass(frozen=True)
+class TrialPaths:
+    root: Path
+
+    @property
+    def trial_json(self) -> Path:
+        return self.root / "trial.json"
+
+    @property
+    def session(self) -> Path:
+        return self.root / "session"
+
+    @property
+    def submission(self) -> Path:
+        return self.session / "submission"
+
+    @property
+    def trajectory(self) -> Path:
+        return self.session / "trajectory.jsonl"
+
+    @property
+    def agent_log(self) -> Path:
+        return self.session / "agent.log"
+
+    @property
+    def usage(self) -> Path:
+        return self.session / "usage.json"
+
+    @property
+    def delivery(self) -> Path:
+        return self.session / "delivery.json"
+
+    @property
+    def replay(self) -> Path:
+        return self.root / "replay"
+
+    @property
+    def provenance(self) -> Path:
+        return self.replay / "provenance.json"
+
+    @property
+    def stdout_log(self) -> Path:
+        return self.replay / "stdout.log"
+
+    @property
+    def stderr_log(self) -> Path:
+        return self.replay / "stderr.log"
+
+    @property
+    def evidence(self) -> Path:
+        return self.root / "evidence"
+
+    @property
+    def manifest(self) -> Path:
+        return self.evidence / "MANIFEST.sha256"
+
+    @property
+    def scores(self) -> Path:
+        return self.root / "scores.json"
+
+    @property
+    def notebooks(self) -> Path:
+        return self.root / "notebooks"
+
+
+@dataclass(frozen=True)
+class RunPaths:
+    root: Path
+
+    @property
+    def run_json(self) -> Path:
+        return self.root / "run.json"
+
+    @property
+    def trials(self) -> Path:
+        return self.root / "trials"
+
+    def trial(self, trial_id: str) -> TrialPaths:
+        return TrialPaths(self.trials / trial_id)

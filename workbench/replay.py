@@ -1,0 +1,205 @@
+"""Stage 2, clean replay: re-run the delivered package from scratch and freeze what it regenerated.
+
+Only the submission is copied into a fresh staging directory; the output roots the task declares
+are wiped first (so results shipped in the submission cannot pass), sources are mounted read-only
+and hashed before and after, and ``bash reproduce.sh`` runs in the sandbox with no network and the
+task's limits. The workbench, never the submission, writes ``replay/provenance.json``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from . import __version__
+from .env import env_info
+from .evidence import freeze, make_writable
+from .io import atomic_write_json, digest_of, tree_hashes
+from .paths import TrialPaths
+from .sandbox import Limits, Mount, SandboxResult, SandboxSpec, get_sandbox
+from .task import Task
+
+log = logging.getLogger(__name__)
+
+WORKDIR = "/home/submission"
+ENTRY = "reproduce.sh"
+
+
+class Provenance(BaseModel):
+    """replay/provenance.json"""
+
+    task: str
+    status: Literal["succeeded", "failed"]
+    failure_reasons: list[str] = Field(default_factory=list)
+    exit_code: int | None
+    signal: int | None = None
+    wall_sec: float
+    timed_out: bool
+    started_at: str
+    finished_at: str
+    command: list[str]
+    limits: dict
+    network: str
+    sandbox: dict
+    environment: dict
+    removed_outputs: dict[str, int]
+    source_hashes_before: dict[str, str]
+    source_hashes_after: dict[str, str]
+    sources_changed: list[str]
+    sources_digest: str
+    leftover_processes_killed: int = 0
+    logs: dict[str, str]
+    evidence_manifest_digest: str
+    workbench_version: str = __version__
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _count_files(p: Path) -> int:
+    if p.is_symlink() or p.is_file():
+        return 1
+    return sum(len(files) for _, _, files in os.walk(p))
+
+
+def _remove(p: Path) -> None:
+    if p.is_symlink() or p.is_file():
+        p.unlink()
+    elif p.is_dir():
+        shutil.rmtree(p)
+
+
+def limits_for(task: Task, timeout: float | None = None) -> Limits:
+    r, e = task.config.replay, task.config.environment
+    return Limits(
+        timeout_sec=float(timeout if timeout is not None else r.timeout_sec),
+        memory_mb=e.memory_mb,
+        cpus=e.cpus,
+        max_processes=r.max_processes,
+        max_open_files=r.max_open_files,
+        max_file_mb=r.max_file_mb,
+    )
+
+
+def sandbox_env(env_dir: str | None, cpus: int) -> dict[str, str]:
+    path = "/usr/local/bin:/usr/bin:/bin"
+    env = {
+        "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
+        "MPLCONFIGDIR": "/tmp/.matplotlib", "MPLBACKEND": "Agg", "NUMBA_CACHE_DIR": "/tmp/.numba",
+        "PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": str(cpus), "OPENBLAS_NUM_THREADS": str(cpus),
+        "MKL_NUM_THREADS": str(cpus), "WORKBENCH_REPLAY": "1",
+    }
+    if env_dir:
+        env["VIRTUAL_ENV"] = env_dir
+        path = f"{env_dir}/bin:{path}"
+    env["PATH"] = path
+    return env
+
+
+def replay(task: Task, submission: Path, trial_dir: Path, *, timeout: float | None = None,
+           sandbox: str = "bwrap") -> Provenance:
+    """Replay ``submission`` for ``task`` into ``trial_dir`` (replay/ and evidence/)."""
+    tp = TrialPaths(Path(trial_dir))
+    submission = Path(submission)
+    env = env_info(task)  # fails early, with a clear message, if the environment is not installed
+    box = get_sandbox(sandbox)
+    limits = limits_for(task, timeout)
+    outputs = task.config.replay.outputs
+    tp.replay.mkdir(parents=True, exist_ok=True)
+
+    scratch = os.environ.get("WORKBENCH_SCRATCH") or None
+    staging = Path(tempfile.mkdtemp(prefix="workbench-replay-", dir=scratch))
+    os.chmod(staging, 0o711)
+    work = staging / "submission"
+    try:
+        if submission.is_dir():
+            shutil.copytree(submission, work, symlinks=True, ignore_dangling_symlinks=True)
+        else:
+            work.mkdir()
+        removed = {}
+        for root in outputs:
+            p = work / root
+            if p.exists() or p.is_symlink():
+                removed[root] = _count_files(p)
+                _remove(p)
+            p.mkdir()
+        before = tree_hashes(work, exclude_top=outputs)
+        box.prepare(staging)
+
+        mounts = [Mount(work, WORKDIR, writable=False)]
+        mounts += [Mount(work / r, f"{WORKDIR}/{r}", writable=True) for r in outputs]
+        if env["dir"]:
+            mounts.append(Mount(Path(env["dir"]), env["dir"], writable=False))
+        spec = SandboxSpec(mounts=mounts, workdir=WORKDIR, limits=limits,
+                           env=sandbox_env(env["dir"], limits.cpus), network="none")
+        command = ["bash", ENTRY]
+        started = _now()
+        reasons: list[str] = []
+        if not (work / ENTRY).is_file():
+            reasons.append(f"the submission has no {ENTRY}")
+            tp.stdout_log.write_bytes(b"")
+            tp.stderr_log.write_text(f"workbench: no {ENTRY} in the submission; nothing was run\n")
+            result = SandboxResult(exit_code=None, wall_sec=0.0, timed_out=False, signal=None, backend=box.name)
+        else:
+            log.info("replaying %s for task %s (timeout %.0f s)", submission, task.id, limits.timeout_sec)
+            t0 = time.monotonic()
+            result = box.run(command, spec, tp.stdout_log, tp.stderr_log)
+            log.info("replay finished in %.1f s (exit %s)", time.monotonic() - t0, result.exit_code)
+        finished = _now()
+
+        after = tree_hashes(work, exclude_top=outputs)
+        changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
+        if result.timed_out:
+            reasons.append(f"timed out after {limits.timeout_sec:.0f} s")
+        elif result.exit_code not in (0, None):
+            reasons.append(f"reproduce.sh exited with code {result.exit_code}"
+                           + (f" (signal {result.signal})" if result.signal else ""))
+        if changed:
+            reasons.append(f"the replay modified its own sources: {', '.join(changed[:10])}")
+
+        ev_stage = staging / "evidence"
+        ev_stage.mkdir()
+        shutil.copytree(work, ev_stage / "submission", symlinks=True, ignore_dangling_symlinks=True)
+        (ev_stage / "replay").mkdir()
+        shutil.copy2(tp.stdout_log, ev_stage / "replay" / "stdout.log")
+        shutil.copy2(tp.stderr_log, ev_stage / "replay" / "stderr.log")
+        manifest_digest = freeze(ev_stage, tp.evidence)
+
+        prov = Provenance(
+            task=task.id,
+            status="failed" if reasons else "succeeded",
+            failure_reasons=reasons,
+            exit_code=result.exit_code,
+            signal=result.signal,
+            wall_sec=round(result.wall_sec, 3),
+            timed_out=result.timed_out,
+            started_at=started,
+            finished_at=finished,
+            command=command,
+            limits=limits.as_dict(),
+            network="none",
+            sandbox=box.describe(),
+            environment={k: env[k] for k in ("dir", "kind", "digest") if k in env},
+            removed_outputs=removed,
+            source_hashes_before=before,
+            source_hashes_after=after,
+            sources_changed=changed,
+            sources_digest=digest_of(before),
+            leftover_processes_killed=result.leftover_processes_killed,
+            logs={"stdout": "replay/stdout.log", "stderr": "replay/stderr.log"},
+            evidence_manifest_digest=manifest_digest,
+        )
+        atomic_write_json(tp.provenance, prov.model_dump())
+        return prov
+    finally:
+        make_writable(staging)
+        shutil.rmtree(staging, ignore_errors=True)

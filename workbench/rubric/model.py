@@ -1,0 +1,86 @@
+"""The rubric tree: one pydantic model for PaperBench TaskNode plus the PaperBenchX extensions.
+
+A node is ``{id, requirements, weight, sub_tasks, task_category, ...}``. Leaves carry a phase
+(through ``task_category``) and optionally ``title``, ``evidence_inputs``, ``gate``, ``critical``,
+``check`` (a deterministic check spec), ``tolerance``, ``effective_points`` and ``method``. Graded
+trees add ``score``, ``valid_score`` and ``explanation``. Unknown fields are kept, not rejected,
+so files from other tools round-trip.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from .phases import phase_of
+
+Method = Literal["deterministic", "judge", "expert"]
+
+
+class EvidenceInput(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    path: str
+    kind: str | None = None
+    role: str | None = None
+    recursive: bool = False
+
+
+class RubricNode(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    id: str
+    requirements: str = ""
+    weight: float = 1.0
+    sub_tasks: list[RubricNode] = Field(default_factory=list)
+    task_category: str | None = None
+    finegrained_task_category: str | None = None
+    title: str | None = None
+    evidence_inputs: list[EvidenceInput] = Field(default_factory=list)
+    gate: bool = False
+    critical: bool = False
+    check: dict[str, Any] | None = None
+    tolerance: Any = None
+    effective_points: float | None = None
+    method: Method | None = None
+    # graded trees
+    score: float | None = None
+    valid_score: bool | None = None
+    explanation: str | None = None
+
+    @field_validator("id", mode="before")
+    @classmethod
+    def _id_to_str(cls, v: Any) -> Any:
+        return str(v) if isinstance(v, int) else v
+
+    @field_validator("weight", mode="before")
+    @classmethod
+    def _weight_default(cls, v: Any) -> Any:
+        return 1.0 if v is None else v
+
+    @field_validator("weight")
+    @classmethod
+    def _weight_finite(cls, v: float) -> float:
+        if not math.isfinite(v) or v < 0:
+            raise ValueError("weight must be a finite number >= 0")
+        return v
+
+    @property
+    def is_leaf(self) -> bool:
+        return not self.sub_tasks
+
+    @property
+    def phase(self) -> str | None:
+        return phase_of(self.task_category)
+
+    @property
+    def label(self) -> str:
+        return self.title or self.requirements[:80] or self.id
+
+    @property
+    def scoring_method(self) -> Method:
+        """How this leaf is scored: declared, else deterministic when it has a check, else judge."""
+        if self.method:
+            return self.method
+        return "deterministic" if self.check else "judge"

@@ -1,0 +1,21 @@
+"""Sandboxes: one registry, name -> backend class."""
+
+from __future__ import annotations
+
+from ..errors import WorkbenchError
+from .base import Limits, Mount, Sandbox, SandboxResult, SandboxSpec
+from .bwrap import BwrapSandbox
+
+SANDBOXES: dict[str, type] = {"bwrap": BwrapSandbox}
+
+
+def get_sandbox(name: str = "bwrap") -> Sandbox:
+    try:
+        cls = SANDBOXES[name]
+    except KeyError:
+        raise WorkbenchError(f"unknown sandbox {name!r}; known: {', '.join(sorted(SANDBOXES))}") from None
+    return cls()
+
+
+__all__ = ["SANDBOXES", "BwrapSandbox", "Limits", "Mount", "Sandbox", "SandboxResult", "SandboxSpec",
+           "get_sandbox"]

@@ -1,0 +1,65 @@
+"""What a sandbox is: run one command with only the given mounts, no network, and hard limits.
+
+Backends (``bwrap`` here; ``docker`` where an engine exists) implement :class:`Sandbox`. The caller
+decides what is visible (mounts) and what the limits are; the backend guarantees the rest: no
+network, no capabilities, an unprivileged user, its own pid namespace, and a kill that reaches
+every process the command started.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+
+@dataclass(frozen=True)
+class Limits:
+    timeout_sec: float
+    memory_mb: int
+    cpus: int
+    max_processes: int = 512
+    max_open_files: int = 4096
+    max_file_mb: int = 2048
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Mount:
+    source: Path
+    target: str
+    writable: bool = False
+
+
+@dataclass
+class SandboxSpec:
+    mounts: list[Mount]
+    workdir: str
+    limits: Limits
+    env: dict[str, str] = field(default_factory=dict)
+    network: str = "none"
+
+
+@dataclass
+class SandboxResult:
+    exit_code: int | None
+    wall_sec: float
+    timed_out: bool
+    signal: int | None
+    backend: str
+    leftover_processes_killed: int = 0
+
+
+class Sandbox(Protocol):
+    name: str
+
+    def available(self) -> tuple[bool, str]:
+        """(usable here, why not)."""
+
+    def describe(self) -> dict:
+        """Backend name and version, for provenance."""
+
+    def run(self, argv: list[str], spec: SandboxSpec, stdout: Path, stderr: Path) -> SandboxResult:
+        """Run argv inside a fresh sandbox; stdout/stderr go to the given host files."""

@@ -1,0 +1,178 @@
+"""The local sandbox: bubblewrap, run as an unprivileged host user.
+
+Measured on these machines (notes §9): bwrap run by root keeps capabilities unless told otherwise,
+and with ``--unshare-user`` alone the sandbox user maps to host root, which can then read root-owned
+files such as /etc/shadow and is exempt from RLIMIT_NPROC. So when the workbench runs as root it drops
+to a fresh, otherwise unused host uid (``setpriv``) before starting bwrap: file permissions and the
+process limit then apply, and every process with that uid is ours to kill afterwards.
+
+Limits: address space (RLIMIT_AS = memory_mb), processes (RLIMIT_NPROC), open files, file size
+(RLIMIT_FSIZE, which also bounds the stdout/stderr logs), CPU affinity to ``cpus`` cores, and a wall
+clock enforced here. ``--die-with-parent`` with a pid namespace makes the kernel kill every
+descendant when bwrap dies.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from ..errors import WorkbenchError
+from .base import Limits, SandboxResult, SandboxSpec
+
+log = logging.getLogger(__name__)
+
+# uids handed to sandboxes when the workbench runs as root; far above any login user
+UID_BASE = 2_000_000
+UID_SPAN = 1_000_000
+INNER_UID = 1000
+KILL_GRACE_SEC = 2.0
+
+
+def _merged_usr_links() -> list[str]:
+    args: list[str] = []
+    for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
+        p = Path("/") / name
+        if p.is_symlink():
+            args += ["--symlink", os.readlink(p), f"/{name}"]
+        elif p.is_dir():
+            args += ["--ro-bind", str(p), f"/{name}"]
+    return args
+
+
+def pick_uid() -> int:
+    return UID_BASE + secrets.randbelow(UID_SPAN)
+
+
+def _cpu_list(cpus: int) -> str:
+    allowed = sorted(os.sched_getaffinity(0))
+    return ",".join(str(c) for c in allowed[: max(1, min(cpus, len(allowed)))])
+
+
+def _prlimit_args(limits: Limits) -> list[str]:
+    mb = 1024 * 1024
+    return [
+        "prlimit",
+        f"--as={limits.memory_mb * mb}",
+        f"--nproc={limits.max_processes}",
+        f"--nofile={limits.max_open_files}",
+        f"--fsize={limits.max_file_mb * mb}",
+        "--core=0",
+        "--",
+    ]
+
+
+def kill_uid(uid: int) -> int:
+    """SIGKILL every process owned by uid (a sandbox uid is never shared); returns how many."""
+    killed = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if entry.stat().st_uid == uid:
+                os.kill(int(entry.name), signal.SIGKILL)
+                killed += 1
+        except (FileNotFoundError, ProcessLookupError, PermissionError):
+            continue
+    return killed
+
+
+class BwrapSandbox:
+    name = "bwrap"
+
+    def __init__(self, uid: int | None = None):
+        self.as_root = os.geteuid() == 0
+        self.uid = (uid or pick_uid()) if self.as_root else os.geteuid()
+
+    def available(self) -> tuple[bool, str]:
+        for tool in ("bwrap", "prlimit", "taskset") + (("setpriv",) if self.as_root else ()):
+            if shutil.which(tool) is None:
+                return False, f"`{tool}` not found (install Debian's bubblewrap and util-linux)"
+        return True, ""
+
+    def describe(self) -> dict:
+        version = subprocess.run(["bwrap", "--version"], capture_output=True, text=True).stdout.strip()
+        return {"backend": self.name, "version": version, "host_uid": self.uid, "inner_uid": INNER_UID}
+
+    def command(self, argv: list[str], spec: SandboxSpec) -> list[str]:
+        if spec.network != "none":
+            raise WorkbenchError(f"bwrap sandbox: network policy {spec.network!r} is not supported here")
+        cmd = _prlimit_args(spec.limits)
+        if self.as_root:
+            cmd += ["setpriv", f"--reuid={self.uid}", f"--regid={self.uid}", "--clear-groups", "--"]
+        cmd += ["taskset", "-c", _cpu_list(spec.limits.cpus)]
+        cmd += [
+            "bwrap",
+            "--unshare-all", "--unshare-user", "--uid", str(INNER_UID), "--gid", str(INNER_UID),
+            "--hostname", "sandbox", "--cap-drop", "ALL",
+            "--die-with-parent", "--new-session", "--clearenv",
+            "--ro-bind", "/usr", "/usr", *_merged_usr_links(),
+            "--ro-bind", "/etc", "/etc",
+            "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--dir", "/home",
+        ]
+        for m in spec.mounts:
+            cmd += ["--bind" if m.writable else "--ro-bind", str(m.source), m.target]
+        cmd += ["--chdir", spec.workdir]
+        for k, v in spec.env.items():
+            cmd += ["--setenv", k, v]
+        return cmd + ["--", *argv]
+
+    def prepare(self, path: Path) -> None:
+        """Hand a staging tree to the sandbox user (root only; otherwise it is ours already)."""
+        if not self.as_root:
+            return
+        for dirpath, dirnames, filenames in os.walk(path):
+            os.lchown(dirpath, self.uid, self.uid)
+            for n in dirnames + filenames:
+                os.lchown(os.path.join(dirpath, n), self.uid, self.uid)
+
+    def run(self, argv: list[str], spec: SandboxSpec, stdout: Path, stderr: Path) -> SandboxResult:
+        ok, why = self.available()
+        if not ok:
+            raise WorkbenchError(f"bwrap sandbox unavailable: {why}")
+        cmd = self.command(argv, spec)
+        log.debug("sandbox command: %s", cmd)
+        start = time.monotonic()
+        timed_out = False
+        with open(stdout, "wb") as out, open(stderr, "wb") as err:
+            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                    start_new_session=True)
+            try:
+                proc.wait(timeout=spec.limits.timeout_sec)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+                _killpg(proc.pid)
+                try:
+                    proc.wait(timeout=KILL_GRACE_SEC * 5)
+                except subprocess.TimeoutExpired:
+                    log.error("sandbox process %s survived SIGKILL", proc.pid)
+            except BaseException:
+                _killpg(proc.pid)
+                proc.wait()
+                raise
+            finally:
+                leftovers = kill_uid(self.uid) if self.as_root else 0
+        wall = time.monotonic() - start
+        rc = proc.returncode
+        sig = -rc if rc is not None and rc < 0 else None
+        return SandboxResult(
+            exit_code=None if timed_out else rc,
+            wall_sec=wall,
+            timed_out=timed_out,
+            signal=sig,
+            backend=self.name,
+            leftover_processes_killed=leftovers,
+        )
+
+
+def _killpg(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass

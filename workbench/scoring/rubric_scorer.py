@@ -1,0 +1,114 @@
+"""Stage 3 for ``scoring = "rubric"`` tasks: score frozen evidence leaf by leaf.
+
+Deterministic leaves run their check; a missing input zeroes only that leaf. Judge and expert leaves
+are ``pending_review`` (score None) while their evidence exists, and 0 when it does not. A check that
+crashes is a workbench or rubric failure: the leaf is ``withheld`` and the trial flagged for
+rescoring, never silently 0. A failing gate leaf zeroes its sibling leaves.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import traceback
+from datetime import UTC, datetime
+from pathlib import Path
+
+from .. import __version__
+from ..evidence import Evidence, MissingEvidence, ensure_intact, normalize
+from ..io import atomic_write_json, read_json, sha256_bytes, sha256_file
+from ..paths import TrialPaths
+from ..rubric import PHASES, Leaf, is_full
+from ..task import Task
+from .checks import CheckSpecError, load_task_checks, run_check
+from .results import COUNTED, LeafScore, Scores
+
+log = logging.getLogger(__name__)
+
+
+def score_leaf(leaf: Leaf, ev: Evidence, task_checks: dict) -> LeafScore:
+    node = leaf.node
+    method = node.scoring_method
+    base = dict(id=node.id, title=node.label, phase=leaf.phase, effective_weight=leaf.effective_weight,
+                method=method, critical=node.critical,
+                evidence_refs=[normalize(e.path) for e in node.evidence_inputs])
+    if method == "deterministic":
+        try:
+            out = run_check(node.check or {}, ev, task_checks)
+        except MissingEvidence as miss:
+            return LeafScore(**base, score=0.0, status="missing_evidence", rationale=f"missing evidence: {miss}")
+        except CheckSpecError as exc:
+            return LeafScore(**base, score=None, status="withheld", rationale="the rubric's check is invalid",
+                             error=str(exc))
+        except Exception as exc:  # a crashing check is an infrastructure failure, not the agent's
+            log.warning("check for leaf %s crashed: %s", node.id, exc)
+            return LeafScore(**base, score=None, status="withheld", rationale="the check crashed",
+                             error="".join(traceback.format_exception_only(exc)).strip())
+        refs = list(dict.fromkeys(base.pop("evidence_refs") + out.evidence_refs))
+        return LeafScore(**base, score=out.score, status="scored", rationale=out.rationale, evidence_refs=refs)
+    missing = [r for r in base["evidence_refs"] if not ev.has_content(r)]
+    if missing:
+        return LeafScore(**base, score=0.0, status="missing_evidence",
+                         rationale="missing evidence: " + ", ".join(missing))
+    return LeafScore(**base, score=None, status="pending_review",
+                     rationale=f"awaits {'an expert' if method == 'expert' else 'the judge or an expert'}")
+
+
+def apply_gates(leaves: list[Leaf], scores: dict[str, LeafScore]) -> None:
+    for leaf in leaves:
+        gate = scores[leaf.id]
+        if not leaf.node.gate or gate.score is None or gate.score >= 1.0:
+            continue
+        for sib in leaf.siblings:
+            s = scores[sib]
+            if s.status != "withheld":
+                scores[sib] = s.model_copy(update=dict(
+                    score=0.0, status="gated", rationale=f"gated: gate leaf {leaf.id} failed ({gate.rationale})"))
+
+
+def summarize(leaf_scores: list[LeafScore]) -> dict:
+    """R, coverage and phase scores over leaves whose score counts (pending and withheld do not)."""
+    counted = [s for s in leaf_scores if s.status in COUNTED and s.score is not None]
+    r = math.fsum(s.effective_weight * s.score for s in counted)
+    coverage = math.fsum(s.effective_weight for s in counted)
+    phases = {p: math.fsum(s.effective_weight * s.score for s in counted if s.phase == p) for p in PHASES}
+    phase_weights = {p: math.fsum(s.effective_weight for s in leaf_scores if s.phase == p) for p in PHASES}
+    return dict(R=r, coverage=coverage, final=coverage >= 1 - 1e-9, full=is_full(r), phases=phases,
+                phase_weights=phase_weights,
+                needs_rescoring=any(s.status == "withheld" for s in leaf_scores))
+
+
+def fingerprint(task: Task, manifest_digest: str | None) -> dict[str, str | None]:
+    parts = {
+        "rubric": sha256_file(task.paths.rubric),
+        "checks": sha256_file(task.paths.checks_py) if task.paths.checks_py.is_file() else None,
+        "evidence": manifest_digest,
+        "workbench": __version__,
+    }
+    parts["digest"] = sha256_bytes(repr(sorted(parts.items())).encode())
+    return parts
+
+
+def score_trial(task: Task, trial_dir: Path) -> Scores:
+    tp = TrialPaths(Path(trial_dir))
+    ensure_intact(tp.evidence)
+    prov = read_json(tp.provenance) if tp.provenance.is_file() else {}
+    ev = Evidence(tp.evidence, prov)
+    rubric = task.rubric
+    task_checks = load_task_checks(task.paths.checks_py)
+    leaves = rubric.leaves
+    by_id = {lf.id: score_leaf(lf, ev, task_checks) for lf in leaves}
+    apply_gates(leaves, by_id)
+    leaf_scores = [by_id[lf.id] for lf in leaves]
+    scores = Scores(
+        task=task.id,
+        trial=tp.root.name,
+        **summarize(leaf_scores),
+        replay_status=prov.get("status"),
+        leaves=leaf_scores,
+        fingerprint=fingerprint(task, sha256_file(tp.manifest)),
+        scored_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        workbench_version=__version__,
+    )
+    atomic_write_json(tp.scores, scores.model_dump())
+    return scores

@@ -1,0 +1,90 @@
+"""task.toml: one pydantic model, Harbor 1.1 compatible plus the workbench's [replay] section.
+
+Harbor sections and keys we do not use are kept (``extra="allow"``); the workbench's own
+``[replay]`` section is strict so a typo there is an error, not a silently ignored limit.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, field_validator
+
+Scoring = Literal["rubric", "sota", "qa"]
+
+
+class TaskSection(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    name: str
+    version: str = "1.0"
+    description: str | None = None
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _version_str(cls, v):
+        return str(v) if isinstance(v, int | float) else v
+
+
+class MetadataSection(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    domain: str | None = None
+    field: str | None = None
+    paper: str | None = None
+    scoring: Scoring = "rubric"
+    tags: list[str] = Field(default_factory=list)
+
+
+class AgentSection(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    timeout_sec: PositiveFloat = 3600.0
+
+
+class VerifierSection(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    timeout_sec: PositiveFloat = 3600.0
+
+
+class EnvironmentSection(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    cpus: PositiveInt = 2
+    memory_mb: PositiveInt = 4096
+    gpus: int = Field(default=0, ge=0)
+    storage_mb: PositiveInt | None = None
+
+
+_ROOT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+class ReplaySection(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    timeout_sec: PositiveFloat = 1800.0
+    outputs: list[str] = Field(default_factory=lambda: ["results"], min_length=1)
+    max_processes: PositiveInt = 512
+    max_open_files: PositiveInt = 4096
+    max_file_mb: PositiveInt = 2048
+
+    @field_validator("outputs")
+    @classmethod
+    def _plain_roots(cls, roots: list[str]) -> list[str]:
+        for r in roots:
+            if not _ROOT.match(r) or r in (".", ".."):
+                raise ValueError(
+                    f"output root {r!r} must be a plain top-level directory name (letters, digits, . _ -)"
+                )
+        if len(set(roots)) != len(roots):
+            raise ValueError("output roots must be unique")
+        return roots
+
+
+class TaskConfig(BaseModel):
+    """The parsed task.toml."""
+
+    model_config = ConfigDict(extra="allow")
+    schema_version: str | None = None
+    task: TaskSection
+    metadata: MetadataSection = Field(default_factory=MetadataSection)
+    agent: AgentSection = Field(default_factory=AgentSection)
+    verifier: VerifierSection = Field(default_factory=VerifierSection)
+    environment: EnvironmentSection = Field(default_factory=EnvironmentSection)
+    replay: ReplaySection = Field(default_factory=ReplaySection)

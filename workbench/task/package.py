@@ -1,0 +1,75 @@
+"""A task package on disk: loading it, checking it, and hashing its contents."""
+
+from __future__ import annotations
+
+import logging
+import tomllib
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from ..errors import ValidationProblem, WorkbenchError, pydantic_problems
+from ..io import digest_of, tree_hashes
+from ..paths import TaskPaths
+from ..rubric import Rubric, load_rubric
+from .model import TaskConfig
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Task:
+    """A loaded task package. ``id`` is the directory name."""
+
+    paths: TaskPaths
+    config: TaskConfig
+
+    @property
+    def id(self) -> str:
+        return self.paths.root.name
+
+    @property
+    def root(self) -> Path:
+        return self.paths.root
+
+    @cached_property
+    def rubric(self) -> Rubric:
+        return load_rubric(self.paths.rubric)
+
+    def content_hash(self) -> str:
+        """Digest of every file in the package (public and private): the lock a run records."""
+        return digest_of(tree_hashes(self.root, exclude_top=("__pycache__",)))
+
+
+def load_config(path: Path) -> TaskConfig:
+    path = Path(path)
+    if not path.is_file():
+        raise ValidationProblem([f"{path}: file not found"])
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ValidationProblem([f"{path}: not valid TOML: {exc}"]) from None
+    try:
+        return TaskConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ValidationProblem(pydantic_problems(str(path), exc)) from None
+
+
+def load_task(root: Path | str) -> Task:
+    root = Path(root)
+    if not root.is_dir():
+        raise WorkbenchError(f"{root}: not a task directory")
+    paths = TaskPaths(root.resolve())
+    return Task(paths, load_config(paths.task_toml))
+
+
+def find_tasks(directory: Path | str) -> list[Path]:
+    """Task directories (those holding a task.toml) directly under ``directory``, or itself."""
+    directory = Path(directory)
+    if (directory / "task.toml").is_file():
+        return [directory]
+    if not directory.is_dir():
+        raise WorkbenchError(f"{directory}: not a directory")
+    return sorted(p for p in directory.iterdir() if (p / "task.toml").is_file())
