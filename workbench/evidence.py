@@ -11,12 +11,11 @@ import fnmatch
 import json
 import os
 import shutil
-import stat
 from pathlib import Path
 from typing import Any
 
 from .errors import WorkbenchError
-from .io import iter_files, sha256_bytes, sha256_file
+from .io import copy_tree, iter_files, sha256_bytes, sha256_file
 
 MANIFEST = "MANIFEST.sha256"
 TOP_DIRS = ("submission", "replay")
@@ -40,12 +39,6 @@ def normalize(path: str) -> str:
     return p if top in TOP_DIRS else f"submission/{p}"
 
 
-def _copy_special_safe(src: str, dst: str) -> None:
-    """copytree helper: regular files copied, anything else (fifos, sockets, devices) skipped."""
-    if stat.S_ISREG(os.lstat(src).st_mode):
-        shutil.copy2(src, dst)
-
-
 def freeze(staging: Path, dest: Path) -> str:
     """Copy a staged evidence tree to ``dest`` read-only with MANIFEST.sha256; returns the manifest digest.
 
@@ -56,7 +49,7 @@ def freeze(staging: Path, dest: Path) -> str:
     if tmp.exists():
         make_writable(tmp)
         shutil.rmtree(tmp)
-    shutil.copytree(staging, tmp, symlinks=True, copy_function=_copy_special_safe)
+    copy_tree(staging, tmp)
     lines = []
     for p in iter_files(tmp):
         if p.is_file() and not p.is_symlink():

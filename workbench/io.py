@@ -9,6 +9,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
+import stat
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -44,6 +46,18 @@ def atomic_write_json(path: Path, obj: Any) -> None:
 def read_json(path: Path) -> Any:
     with open(path, encoding="utf-8") as fh:
         return json.load(fh)
+
+
+def copy_regular(src: str, dst: str) -> None:
+    """A copytree copy_function that copies regular files only: a FIFO, socket or device in an
+    untrusted tree is skipped instead of blocking or reading a device."""
+    if stat.S_ISREG(os.lstat(src).st_mode):
+        shutil.copy2(src, dst)
+
+
+def copy_tree(src: Path, dst: Path, **kw) -> None:
+    """copytree that keeps symlinks as links and skips special files."""
+    shutil.copytree(src, dst, symlinks=True, ignore_dangling_symlinks=True, copy_function=copy_regular, **kw)
 
 
 def sha256_file(path: Path) -> str:

@@ -1,9 +1,12 @@
 """Stage 2, clean replay: re-run the delivered package from scratch and freeze what it regenerated.
 
 Only the submission is copied into a fresh staging directory; the output roots the task declares
-are wiped first (so results shipped in the submission cannot pass), sources are mounted read-only
-and hashed before and after, and ``bash reproduce.sh`` runs in the sandbox with no network and the
-task's limits. The workbench, never the submission, writes ``replay/provenance.json``.
+are wiped first (so results shipped in the submission cannot pass), every source file is hashed
+before and after, and ``bash reproduce.sh`` runs in the sandbox with no network and the task's
+limits. A replay that modifies or deletes a source fails, with the files named. The evidence holds the
+sources as delivered plus the regenerated output roots; anything else the replay wrote is listed in
+the provenance but is not evidence. The workbench, never the submission, writes
+``replay/provenance.json``.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from pydantic import BaseModel, Field
 from . import __version__
 from .env import env_info
 from .evidence import freeze, make_writable
-from .io import atomic_write_json, digest_of, tree_hashes
+from .io import atomic_write_json, copy_tree, digest_of, tree_hashes
 from .paths import TrialPaths
 from .sandbox import Limits, Mount, SandboxResult, SandboxSpec, get_sandbox
 from .task import Task
@@ -55,6 +58,7 @@ class Provenance(BaseModel):
     source_hashes_after: dict[str, str]
     sources_changed: list[str]
     sources_digest: str
+    stray_files: list[str] = Field(default_factory=list)
     leftover_processes_killed: int = 0
     logs: dict[str, str]
     evidence_manifest_digest: str
@@ -76,6 +80,19 @@ def _remove(p: Path) -> None:
         p.unlink()
     elif p.is_dir():
         shutil.rmtree(p)
+
+
+def _stage_evidence(delivered: Path, work: Path, outputs: list[str], dest: Path) -> None:
+    """Sources as delivered (never the replay's copy) plus the output roots the replay regenerated."""
+    if delivered.is_dir():
+        copy_tree(delivered, dest,
+                  ignore=lambda d, names: [n for n in names if Path(d) == delivered and n in outputs])
+    else:
+        dest.mkdir()
+    for root in outputs:
+        src = work / root
+        if src.is_dir() and not src.is_symlink():
+            copy_tree(src, dest / root)
 
 
 def limits_for(task: Task, timeout: float | None = None) -> Limits:
@@ -122,7 +139,7 @@ def replay(task: Task, submission: Path, trial_dir: Path, *, timeout: float | No
     work = staging / "submission"
     try:
         if submission.is_dir():
-            shutil.copytree(submission, work, symlinks=True, ignore_dangling_symlinks=True)
+            copy_tree(submission, work)
         else:
             work.mkdir()
         removed = {}
@@ -135,8 +152,7 @@ def replay(task: Task, submission: Path, trial_dir: Path, *, timeout: float | No
         before = tree_hashes(work, exclude_top=outputs)
         box.prepare(staging)
 
-        mounts = [Mount(work, WORKDIR, writable=False)]
-        mounts += [Mount(work / r, f"{WORKDIR}/{r}", writable=True) for r in outputs]
+        mounts = [Mount(work, WORKDIR, writable=True)]
         if env["dir"]:
             mounts.append(Mount(Path(env["dir"]), env["dir"], writable=False))
         spec = SandboxSpec(mounts=mounts, workdir=WORKDIR, limits=limits,
@@ -157,7 +173,8 @@ def replay(task: Task, submission: Path, trial_dir: Path, *, timeout: float | No
         finished = _now()
 
         after = tree_hashes(work, exclude_top=outputs)
-        changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
+        changed = sorted(k for k in before if before[k] != after.get(k))
+        stray = sorted(k for k in after if k not in before)
         if result.timed_out:
             reasons.append(f"timed out after {limits.timeout_sec:.0f} s")
         elif result.exit_code not in (0, None):
@@ -168,7 +185,7 @@ def replay(task: Task, submission: Path, trial_dir: Path, *, timeout: float | No
 
         ev_stage = staging / "evidence"
         ev_stage.mkdir()
-        shutil.copytree(work, ev_stage / "submission", symlinks=True, ignore_dangling_symlinks=True)
+        _stage_evidence(submission, work, outputs, ev_stage / "submission")
         (ev_stage / "replay").mkdir()
         shutil.copy2(tp.stdout_log, ev_stage / "replay" / "stdout.log")
         shutil.copy2(tp.stderr_log, ev_stage / "replay" / "stderr.log")
@@ -194,6 +211,7 @@ def replay(task: Task, submission: Path, trial_dir: Path, *, timeout: float | No
             source_hashes_after=after,
             sources_changed=changed,
             sources_digest=digest_of(before),
+            stray_files=stray[:1000],
             leftover_processes_killed=result.leftover_processes_killed,
             logs={"stdout": "replay/stdout.log", "stderr": "replay/stderr.log"},
             evidence_manifest_digest=manifest_digest,

@@ -75,10 +75,14 @@ def kill_uid(uid: int) -> int:
         if not entry.name.isdigit():
             continue
         try:
-            if entry.stat().st_uid == uid:
-                os.kill(int(entry.name), signal.SIGKILL)
-                killed += 1
-        except (FileNotFoundError, ProcessLookupError, PermissionError):
+            if entry.stat().st_uid != uid:
+                continue
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            if state in ("Z", "X"):  # already dead, waiting to be reaped
+                continue
+            os.kill(int(entry.name), signal.SIGKILL)
+            killed += 1
+        except (FileNotFoundError, ProcessLookupError, PermissionError, IndexError):
             continue
     return killed
 

@@ -18,6 +18,10 @@ FAMILY = re.compile(r"^(aug-)?cc-pv([dtq56])z$")
 CARDINAL = {"d": 2, "t": 3, "q": 4, "5": 5, "6": 6}
 
 
+def _result(ok: bool, text: str, refs: list[str]) -> CheckOutcome:
+    return CheckOutcome(float(bool(ok)), ("pass: " if ok else "fail: ") + text, refs)
+
+
 def _pes_files(ev) -> list[str]:
     files = ev.glob("results/pes_*.csv")
     if not files:
@@ -82,8 +86,7 @@ def basis_series(ev, min_bases: int = 3, min_cardinal: int = 4) -> CheckOutcome:
     cards = sorted({CARDINAL[FAMILY.match(b).group(2)] for b in names if FAMILY.match(b)})
     ok = not bad and len(cards) >= min_bases and cards and max(cards) >= min_cardinal
     text = f"bases {names}; cardinal numbers {cards}" + (f"; not correlation-consistent: {bad}" if bad else "")
-    return CheckOutcome(float(bool(ok)), ("pass: " if ok else "fail: ") + text,
-                        ["submission/results/convergence.csv"])
+    return _result(ok, text, ["submission/results/convergence.csv"])
 
 
 @task_check
@@ -96,7 +99,7 @@ def pes_files(ev, min_files: int = 3, min_points: int = 9) -> CheckOutcome:
             problems.append(f"{f}: {len(r)} points, finite={bool(np.isfinite(e).all())}")
     ok = len(files) >= min_files and not problems
     text = f"{len(files)} curve file(s) (need {min_files})" + (": " + "; ".join(problems) if problems else "")
-    return CheckOutcome(float(ok), ("pass: " if ok else "fail: ") + text, files)
+    return _result(ok, text, files)
 
 
 @task_check
@@ -113,9 +116,7 @@ def pes_grid(ev, r_min: float = 1.30, r_max: float = 1.50, min_points: int = 9) 
         i = int(np.argmin(e))
         if i in (0, len(e) - 1):
             problems.append(f"{f}: the minimum is at the grid edge (R = {r[i]:.3f})")
-    ok = not problems
-    return CheckOutcome(float(ok), "pass: every curve brackets its minimum" if ok else "fail: " + "; ".join(problems),
-                        files)
+    return _result(not problems, "; ".join(problems) or "every curve brackets its minimum", files)
 
 
 @task_check
@@ -129,26 +130,24 @@ def scf_converged(ev) -> CheckOutcome:
         flags = df["scf_converged"].astype(str).str.strip().str.lower()
         if not flags.isin(["true", "1", "yes"]).all():
             bad.append(f)
-    ok = not bad
-    return CheckOutcome(float(ok), "pass: all points converged" if ok else f"fail: unconverged points in {bad}", files)
+    return _result(not bad, f"unconverged points in {bad}" if bad else "all points converged", files)
 
 
 @task_check
 def refit_re(ev, target: float, abs_tol: float) -> CheckOutcome:
     re_, _, row, path = _refit_largest(ev)
-    ok = abs(re_ - target) <= abs_tol
-    return CheckOutcome(float(ok), f"{'pass' if ok else 'fail'}: Re refit from {path} ({row['basis']}) = {re_:.5f} bohr "
-                                   f"vs {target} (|Δ| = {abs(re_ - target):.5f}, tolerance {abs_tol})", [path])
+    dev = abs(re_ - target)
+    return _result(dev <= abs_tol, f"Re refit from {path} ({row['basis']}) = {re_:.5f} bohr vs {target} "
+                                   f"(|Δ| = {dev:.5f}, tolerance {abs_tol})", [path])
 
 
 @task_check
 def refit_de(ev, target: float, rel_tol: float) -> CheckOutcome:
     _, de, row, path = _refit_largest(ev)
     rel = abs(de - target) / target
-    ok = rel <= rel_tol
-    return CheckOutcome(float(ok), f"{'pass' if ok else 'fail'}: De refit from {path} and E_H = {row['E_H']} is "
-                                   f"{de:.1f} cm-1 vs {target} ({100 * rel:.2f} %, tolerance {100 * rel_tol:.2f} %)",
-                        [path, "submission/results/convergence.csv"])
+    return _result(rel <= rel_tol, f"De refit from {path} and E_H = {row['E_H']} is {de:.1f} cm-1 vs {target} "
+                                   f"({100 * rel:.2f} %, tolerance {100 * rel_tol:.2f} %)",
+                   [path, "submission/results/convergence.csv"])
 
 
 @task_check
@@ -158,10 +157,10 @@ def summary_matches_raw(ev, re_tol: float = 0.001, de_rel_tol: float = 0.002) ->
     try:
         s_re, s_de = float(s["Re_bohr"]), float(s["De_cm1"])
     except (KeyError, TypeError, ValueError):
-        return CheckOutcome(0.0, "fail: summary.json lacks numeric Re_bohr/De_cm1", ["submission/results/summary.json"])
+        return _result(False, "summary.json lacks numeric Re_bohr/De_cm1", ["submission/results/summary.json"])
     ok = abs(s_re - re_) <= re_tol and abs(s_de - de) <= de_rel_tol * abs(de)
-    return CheckOutcome(float(ok), f"{'pass' if ok else 'fail'}: summary Re {s_re}, De {s_de} vs refit of raw data "
-                                   f"Re {re_:.5f}, De {de:.1f}", ["submission/results/summary.json", path])
+    return _result(ok, f"summary Re {s_re}, De {s_de} vs refit of raw data Re {re_:.5f}, De {de:.1f}",
+                   ["submission/results/summary.json", path])
 
 
 @task_check
@@ -169,5 +168,4 @@ def variational_bound(ev, e_exact: float = -1.1744757, slack: float = 1e-6) -> C
     files = _pes_files(ev)
     lowest = min(float(np.min(_curve(ev, f)[1])) for f in files)
     ok = lowest >= e_exact - slack
-    return CheckOutcome(float(ok), f"{'pass' if ok else 'fail'}: lowest energy {lowest:.7f} Eh "
-                                   f"{'>=' if ok else '<'} exact {e_exact} Eh", files)
+    return _result(ok, f"lowest energy {lowest:.7f} Eh {'>=' if ok else '<'} exact {e_exact} Eh", files)
