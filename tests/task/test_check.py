@@ -1,0 +1,91 @@
+import json
+
+from tests.conftest import DEMO, write_task
+from workbench.task import load_task
+from workbench.task.check import check_task
+
+
+def test_the_demo_task_is_complete():
+    rep = check_task(DEMO)
+    assert rep.ok, rep.errors
+    assert rep.warnings == []
+    task = load_task(DEMO)
+    assert task.config.metadata.scoring == "rubric"
+    assert task.config.replay.outputs == ["results"]
+    assert len(task.rubric.leaves) >= 12
+    assert {lf.phase for lf in task.rubric.leaves} == {"modeling", "execution", "validation"}
+
+
+def test_a_minimal_task_passes(tmp_path):
+    assert check_task(write_task(tmp_path / "t")).ok
+
+
+def _errors(root) -> str:
+    rep = check_task(root)
+    assert not rep.ok
+    return "\n".join(rep.errors)
+
+
+def test_malformed_toml_names_the_file(tmp_path):
+    root = write_task(tmp_path / "t")
+    (root / "task.toml").write_text("[task\nname = 1")
+    assert f"{root / 'task.toml'}: not valid TOML" in _errors(root)
+
+
+def test_wrong_types_and_unknown_replay_keys_name_the_field(tmp_path):
+    root = write_task(tmp_path / "t")
+    text = (root / "task.toml").read_text()
+    text = text.replace("cpus = 1", 'cpus = "two"').replace("max_processes", "outptus = []\nmax_processes")
+    (root / "task.toml").write_text(text)
+    errors = _errors(root)
+    assert "task.toml: environment.cpus:" in errors
+    assert "task.toml: replay.outptus: Extra inputs are not permitted" in errors
+
+
+def test_output_roots_must_be_plain_names(tmp_path):
+    root = write_task(tmp_path / "t", outputs=("../escape",))
+    assert "replay.outputs" in _errors(root)
+
+
+def test_missing_instruction_and_environment(tmp_path):
+    root = write_task(tmp_path / "t")
+    (root / "instruction.md").unlink()
+    (root / "environment" / "Dockerfile").unlink()
+    errors = _errors(root)
+    assert "instruction.md: file not found" in errors
+    assert "environment: needs install.sh (local sandbox) or Dockerfile" in errors
+
+
+def test_rubric_problems_and_bad_check_specs_name_the_leaf(tmp_path):
+    rubric = {"id": "r", "sub_tasks": [
+        {"id": "a", "weight": 1, "task_category": "Modeling", "check": {"kind": "teleport"}},
+        {"id": "b", "weight": 1, "task_category": "Execution", "check": {"kind": "json_value", "path": "x.json"}},
+        {"id": "c", "weight": 1, "task_category": "Validation", "check": {"kind": "task", "name": "nope"}},
+    ]}
+    errors = _errors(write_task(tmp_path / "t", rubric=rubric))
+    assert "sub_tasks[0] (id a): check.kind: unknown kind 'teleport'" in errors
+    assert "sub_tasks[1] (id b): check.key: Field required" in errors
+    assert "sub_tasks[2] (id c): check.name: no @task_check named 'nope'" in errors
+
+
+def test_a_rubric_whose_weights_sum_to_zero_fails_the_check(tmp_path):
+    rubric = {"id": "r", "sub_tasks": [{"id": "a", "weight": 0, "task_category": "Modeling"}]}
+    assert "weights of the children sum to 0" in _errors(write_task(tmp_path / "t", rubric=rubric))
+
+
+def test_checks_py_that_does_not_import_is_an_error(tmp_path):
+    root = write_task(tmp_path / "t", checks_py="import does_not_exist\n")
+    assert "checks.py: failed to import: ModuleNotFoundError" in _errors(root)
+
+
+def test_missing_rubric_is_an_error_for_rubric_tasks(tmp_path):
+    root = write_task(tmp_path / "t")
+    (root / "tests" / "rubric.json").unlink()
+    assert "rubric.json: file not found" in _errors(root)
+
+
+def test_content_hash_changes_with_any_file(tmp_path):
+    root = write_task(tmp_path / "t")
+    h1 = load_task(root).content_hash()
+    (root / "tests" / "rubric.json").write_text(json.dumps({"id": "x", "task_category": "Modeling"}))
+    assert load_task(root).content_hash() != h1
