@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import shutil
 import sys
 from pathlib import Path
 
@@ -216,6 +217,11 @@ def demo_cmd(out: Path = typer.Option(Path("runs/demo"), "--out")):
 
     task = load_task(DEMO_TASK)
     install_env(task)
+    if out.exists():  # a demo always starts over, so an edited task never trips the run lock
+        from .evidence import make_writable
+
+        make_writable(out)
+        shutil.rmtree(out)
     rows = []
     for agent in tqdm(["oracle", "nop"], desc="demo trials", unit="trial", file=sys.stderr):
         rec = run_trial(task, agent, out)

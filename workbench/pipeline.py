@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 
 from . import __version__
 from .errors import WorkbenchError
+from .evidence import make_writable
 from .io import atomic_write_json, read_json
 from .paths import RunPaths, TrialPaths
 from .replay import replay
@@ -101,8 +102,6 @@ def run_trial(task: Task, agent: str, out: Path, *, attempt: int = 1, config_nam
     tid = trial_id(task.id, config["name"], attempt)
     tp = run.trial(tid)
     if tp.root.exists():
-        from .evidence import make_writable
-
         make_writable(tp.root)
         shutil.rmtree(tp.root)
     tp.root.mkdir(parents=True)

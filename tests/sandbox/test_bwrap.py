@@ -5,8 +5,8 @@ from __future__ import annotations
 import http.server
 import json
 import os
-import socket
 import shutil
+import socket
 import subprocess
 import tempfile
 import threading
@@ -125,7 +125,8 @@ mount --bind /tmp /usr 2>> results/attempts.txt || echo "bind denied" >> results
 unshare -rm sh -c 'mount -o remount,rw /usr && touch {marker}' 2>> results/attempts.txt \\
   || echo "nested userns remount denied" >> results/attempts.txt
 touch {marker} 2>> results/attempts.txt || echo "write denied" >> results/attempts.txt
-cat /etc/shadow > /dev/null 2>&1 && echo "shadow READ" >> results/attempts.txt || echo "shadow denied" >> results/attempts.txt
+cat /etc/shadow > /dev/null 2>&1 && echo "shadow READ" >> results/attempts.txt \
+  || echo "shadow denied" >> results/attempts.txt
 """
     sub = submission({"reproduce.sh": script})
     prov, trial = _replay(_task(tmp_path), sub, tmp_path)

@@ -1,0 +1,38 @@
+# Two commands on a fresh Debian machine: `make demo` and `make test` (see README.md).
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+DEMO_TASK := tasks/h2-pes
+SUDO   := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
+APT_PACKAGES := bubblewrap util-linux python3-venv
+
+.PHONY: install system demo test lint clean
+
+install: system $(BIN)/workbench
+
+# Debian packages: bubblewrap for the sandbox, python3-venv for task environments.
+system:
+	@if ! command -v bwrap >/dev/null || ! /usr/bin/python3 -c 'import ensurepip' 2>/dev/null; then \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $(APT_PACKAGES); \
+	fi
+
+$(BIN)/workbench: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --disable-pip-version-check --upgrade pip
+	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev]'
+	@touch $@
+
+demo: install
+	$(BIN)/workbench demo --out runs/demo
+
+test: install
+	$(BIN)/workbench env install $(DEMO_TASK)
+	$(BIN)/ruff check workbench tests tasks
+	$(BIN)/python -m pytest
+
+lint: install
+	$(BIN)/ruff check workbench tests tasks
+
+clean:
+	rm -rf $(VENV) runs .pytest_cache

@@ -1,0 +1,81 @@
+"""Scoring a trial: missing evidence zeroes only its leaves; pending and withheld are not zeros."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import MINI_RUBRIC, write_task
+from workbench.replay import replay
+from workbench.scoring import Scores, score_trial
+from workbench.task import load_task
+
+GOOD = 'mkdir -p results\necho \'{"value": 42}\' > results/value.json\necho ok > results/log.txt\n'
+
+
+def _score(tmp_path, submission, script: str, **task_kw) -> Scores:
+    task = load_task(write_task(tmp_path / "task", **task_kw))
+    replay(task, submission({"reproduce.sh": script}), tmp_path / "trial")
+    return score_trial(task, tmp_path / "trial")
+
+
+def test_a_complete_delivery_scores_and_the_expert_leaf_waits(tmp_path, submission):
+    s = _score(tmp_path, submission, GOOD)
+    by = {lf.id: lf for lf in s.leaves}
+    assert {k: v.status for k, v in by.items()} == {"m1": "scored", "e1": "scored", "v1": "scored",
+                                                    "v2": "pending_review"}
+    assert by["v2"].score is None
+    assert s.R == pytest.approx(0.75) and s.coverage == pytest.approx(0.75)
+    assert s.phases == pytest.approx({"modeling": 0.25, "execution": 0.25, "validation": 0.25})
+    assert s.phase_weights == pytest.approx({"modeling": 0.25, "execution": 0.25, "validation": 0.5})
+    assert not s.final and not s.full and not s.needs_rescoring
+    on_disk = json.loads((tmp_path / "trial/scores.json").read_text())
+    assert on_disk["R"] == s.R and len(on_disk["leaves"]) == 4
+    assert set(on_disk["leaves"][0]) >= {"id", "phase", "effective_weight", "score", "status", "method",
+                                         "rationale", "evidence_refs"}
+    assert len(s.fingerprint["digest"]) == 64
+
+
+def test_missing_evidence_zeroes_only_the_leaves_that_need_it(tmp_path, submission):
+    # writes the log the expert leaf needs, but not value.json
+    s = _score(tmp_path, submission, "mkdir -p results; echo ok > results/log.txt\n")
+    by = {lf.id: lf for lf in s.leaves}
+    assert by["m1"].status == by["v1"].status == "missing_evidence"
+    assert by["m1"].score == by["v1"].score == 0
+    assert "results/value.json" in by["v1"].rationale
+    assert by["e1"].score == 1  # the replay itself still succeeded
+    assert by["v2"].status == "pending_review"  # its evidence exists
+    # and the expert leaf is zero when its own evidence is missing
+    s2 = _score(tmp_path / "2", submission, "mkdir -p results\n")
+    assert {lf.id: lf.status for lf in s2.leaves}["v2"] == "missing_evidence"
+    assert s2.final and s2.coverage == pytest.approx(1.0)
+
+
+def test_a_crashing_task_check_is_withheld_not_zero(tmp_path, submission):
+    rubric = json.loads(json.dumps(MINI_RUBRIC))
+    rubric["sub_tasks"][0]["sub_tasks"][0]["check"] = {"kind": "task", "name": "boom"}
+    checks = "from workbench.scoring import task_check\n\n@task_check\ndef boom(ev):\n    return 1 / 0\n"
+    s = _score(tmp_path, submission, GOOD, rubric=rubric, checks_py=checks)
+    m1 = {lf.id: lf for lf in s.leaves}["m1"]
+    assert m1.status == "withheld" and m1.score is None and "ZeroDivisionError" in m1.error
+    assert s.needs_rescoring and s.coverage == pytest.approx(0.5)
+    assert s.R == pytest.approx(0.5)
+
+
+def test_a_failing_gate_zeroes_its_siblings(tmp_path, submission):
+    rubric = {"id": "r", "sub_tasks": [
+        {"id": "g", "weight": 1, "task_category": "Execution", "gate": True, "check": {"kind": "replay_succeeded"}},
+        {"id": "a", "weight": 1, "task_category": "Validation",
+         "check": {"kind": "file_exists", "path": "results/value.json"}},
+        {"id": "other", "weight": 1, "sub_tasks": [
+            {"id": "b", "weight": 1, "task_category": "Validation",
+             "check": {"kind": "file_exists", "path": "results/value.json"}}]},
+    ]}
+    s = _score(tmp_path, submission, GOOD + "exit 1\n", rubric=rubric)
+    by = {lf.id: lf for lf in s.leaves}
+    assert by["g"].score == 0
+    assert by["a"].status == "gated" and by["a"].score == 0 and "gate leaf g failed" in by["a"].rationale
+    assert by["b"].score == 1  # not a sibling of the gate
+    ok = _score(tmp_path / "2", submission, GOOD, rubric=rubric)
+    assert ok.R == pytest.approx(1.0) and ok.full

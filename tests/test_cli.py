@@ -1,0 +1,74 @@
+"""The command line as users run it: outputs, exit codes, and errors without tracebacks."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import DEMO, EXTERNAL, run_cli, write_task
+
+
+def _clean_error(proc, *needles: str) -> None:
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr + proc.stdout
+    for n in needles:
+        assert n in proc.stderr, proc.stderr
+
+
+def test_rubric_stats_json_has_the_documented_shape():
+    proc = run_cli("rubric", "stats", str(EXTERNAL / "paperbenchx/12-mapgpt-r2r/tests/rubric.json"), "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == {"leaves": 13, "phases": {"modeling": 0.25, "execution": 0.2,
+                                                                "validation": 0.55}, "weight_sum": 1.0}
+
+
+def test_rubric_stats_human_output_counts_leaves_per_phase():
+    proc = run_cli("rubric", "stats", str(DEMO / "tests/rubric.json"))
+    assert proc.returncode == 0
+    assert "18 leaves" in proc.stdout and "validation         9    0.6000" in proc.stdout
+
+
+@pytest.mark.parametrize("name", ["rice", "pinn", "semantic-self-consistency"])
+def test_rubric_aggregate_prints_the_root_score(name):
+    path = EXTERNAL / "paperbench/graded" / f"{name}.json"
+    proc = run_cli("rubric", "aggregate", str(path))
+    assert proc.returncode == 0, proc.stderr
+    assert float(proc.stdout) == pytest.approx(json.loads(path.read_text())["score"], abs=1e-6)
+
+
+def test_task_list_and_check():
+    assert run_cli("task", "list", "tasks").stdout.split() == ["h2-pes"]
+    proc = run_cli("task", "check", str(DEMO))
+    assert proc.returncode == 0 and proc.stdout.startswith("ok")
+
+
+def test_bad_inputs_get_clear_errors_not_tracebacks(tmp_path):
+    root = write_task(tmp_path / "t")
+    (root / "task.toml").write_text('[task]\nname = "x"\n[environment]\nmemory_mb = -5\n')
+    _clean_error(run_cli("task", "check", str(root)), "task.toml: environment.memory_mb")
+    bad = tmp_path / "rubric.json"
+    bad.write_text(json.dumps({"id": "r", "sub_tasks": [{"id": "a", "weight": 0, "task_category": "Modeling"}]}))
+    _clean_error(run_cli("rubric", "stats", str(bad)), "weights of the children sum to 0")
+    bad.write_text(json.dumps({"id": "r", "sub_tasks": [{"id": "a", "task_category": "Cooking"}]}))
+    _clean_error(run_cli("rubric", "stats", str(bad)), "task_category: unknown phase 'Cooking'")
+    _clean_error(run_cli("rubric", "aggregate", str(EXTERNAL / "paperbench/rubrics/stochastic-interpolants.json")),
+                 "a graded leaf needs a score")
+    _clean_error(run_cli("replay", str(root), "--submission", str(tmp_path / "nope"), "--out", str(tmp_path / "o")),
+                 "nope: not a directory")
+    _clean_error(run_cli("run", str(DEMO), "--agent", "gpt-9", "--out", str(tmp_path / "runs")), "unknown agent")
+    _clean_error(run_cli("score", str(DEMO), "--trial", str(tmp_path / "empty")), "MANIFEST.sha256: missing")
+    _clean_error(run_cli("task", "list", str(tmp_path / "missing")), "not a directory")
+
+
+def test_replay_and_score_commands(tmp_path):
+    root = write_task(tmp_path / "t")
+    trial = tmp_path / "trial"
+    proc = run_cli("replay", str(root), "--submission", str(root / "solution"), "--out", str(trial))
+    assert proc.returncode == 0, proc.stderr
+    assert "replay succeeded: exit 0" in proc.stdout
+    proc = run_cli("score", str(root), "--trial", str(trial))
+    assert proc.returncode == 0 and "R = 0.7500" in proc.stdout and "1 pending_review" in proc.stdout
+    proc = run_cli("replay", str(root), "--submission", str(root / "environment/starter_submission"),
+                   "--out", str(tmp_path / "t2"))
+    assert proc.returncode == 3 and "replay failed: exit 1" in proc.stdout

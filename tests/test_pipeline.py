@@ -1,0 +1,70 @@
+"""The spine end to end on the real demo task (PySCF in the sandbox): slow."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from tests.conftest import DEMO, run_cli
+from workbench.errors import WorkbenchError
+from workbench.paths import RunPaths
+from workbench.pipeline import run_trial, trial_id
+from workbench.replay import replay
+from workbench.scoring import Scores, score_trial
+
+pytestmark = pytest.mark.slow
+
+
+def test_trial_ids_are_deterministic():
+    assert trial_id("h2-pes", "gpt 5/high", 2) == "h2-pes__gpt-5-high__2"
+
+
+def test_oracle_reproduces_and_nop_scores_zero(demo_runs):
+    out, records = demo_runs
+    oracle = Scores.model_validate_json(RunPaths(out).trial(records["oracle"].id).scores.read_text())
+    nop = Scores.model_validate_json(RunPaths(out).trial(records["nop"].id).scores.read_text())
+    assert oracle.R > 0.9 and oracle.full
+    assert all(lf.score == 1 for lf in oracle.leaves if lf.status == "scored")
+    assert nop.R == 0 and not nop.full
+    assert records["nop"].outcome["delivery"] == "starter_only"
+    assert records["nop"].outcome["replay"] == "failed"
+
+
+def test_the_trial_directory_has_the_documented_layout(demo_runs):
+    out, records = demo_runs
+    tp = RunPaths(out).trial(records["oracle"].id)
+    for p in (tp.trial_json, tp.submission / "reproduce.sh", tp.trajectory, tp.agent_log, tp.usage, tp.delivery,
+              tp.provenance, tp.stdout_log, tp.stderr_log, tp.manifest, tp.scores):
+        assert p.exists(), p
+    record = json.loads(tp.trial_json.read_text())
+    assert record["status"] == "complete"
+    assert [record["stages"][s]["status"] for s in ("session", "replay", "score")] == ["done"] * 3
+    prov = json.loads(tp.provenance.read_text())
+    assert prov["status"] == "succeeded" and prov["wall_sec"] < 180
+    assert prov["environment"]["dir"].startswith(("/opt/workbench/envs/", os.environ.get("WORKBENCH_ENVS", "/")))
+    run = json.loads(RunPaths(out).run_json.read_text())
+    assert set(run["configs"]) == {"oracle", "nop"} and "h2-pes" in run["tasks"]
+
+
+@pytest.mark.parametrize("name", ["partial", "invalid"])
+def test_calibration_submissions_earn_partial_credit_only(demo_task, tmp_path, name):
+    replay(demo_task, DEMO / "calibration" / name, tmp_path)
+    s = score_trial(demo_task, tmp_path)
+    assert 0.1 < s.R < 0.5 and not s.full
+    by = {lf.id: lf for lf in s.leaves}
+    assert by["C3"].score == 0 and by["C4"].score == 0  # the headline numbers are not supported
+
+
+def test_run_command_prints_where_the_scores_are(demo_task, tmp_path):
+    proc = run_cli("run", str(DEMO), "--agent", "oracle", "--out", str(tmp_path / "runs"))
+    assert proc.returncode == 0, proc.stderr
+    assert "full = true" in proc.stdout
+    assert f"scores: {tmp_path / 'runs/trials/h2-pes__oracle__1/scores.json'}" in proc.stdout
+
+
+def test_a_changed_task_is_refused_by_an_existing_run(demo_task, tmp_path):
+    RunPaths(tmp_path).run_json.write_text(json.dumps({"tasks": {"h2-pes": "0" * 64}, "configs": {}}))
+    with pytest.raises(WorkbenchError, match="changed since"):
+        run_trial(demo_task, "nop", tmp_path)
