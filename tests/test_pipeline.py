@@ -68,3 +68,25 @@ def test_a_changed_task_is_refused_by_an_existing_run(demo_task, tmp_path):
     RunPaths(tmp_path).run_json.write_text(json.dumps({"tasks": {"h2-pes": "0" * 64}, "configs": {}}))
     with pytest.raises(WorkbenchError, match="changed since"):
         run_trial(demo_task, "nop", tmp_path)
+
+
+def test_an_infrastructure_failure_in_a_stage_is_recorded_not_scored(tmp_path, monkeypatch):
+    from tests.conftest import write_task
+    from workbench.task import load_task
+
+    task = load_task(write_task(tmp_path / "task"))
+    import workbench.pipeline as pipeline
+
+    def broken(*a, **kw):
+        raise WorkbenchError("sandbox: bwrap could not set up the sandbox: simulated")
+
+    monkeypatch.setattr(pipeline, "replay", broken)
+    with pytest.raises(WorkbenchError, match="simulated"):
+        run_trial(task, "oracle", tmp_path / "runs")
+    tp = RunPaths(tmp_path / "runs").trial("task__oracle__1")
+    record = json.loads(tp.trial_json.read_text())
+    assert record["status"] == "failed"
+    assert record["stages"]["session"]["status"] == "done"
+    assert record["stages"]["replay"]["status"] == "failed" and "simulated" in record["stages"]["replay"]["error"]
+    assert record["stages"]["score"]["status"] == "pending"
+    assert not tp.scores.exists()

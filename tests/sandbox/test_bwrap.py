@@ -17,7 +17,7 @@ import pytest
 
 from tests.conftest import REPO, write_task
 from workbench.replay import replay
-from workbench.sandbox import BwrapSandbox, Limits, Mount, SandboxSpec
+from workbench.sandbox import BwrapSandbox, Limits, Mount, SandboxSetupError, SandboxSpec
 from workbench.task import load_task
 
 
@@ -241,3 +241,31 @@ def test_unused_port_is_really_free_outside():
     s.close()
     with pytest.raises(OSError):
         socket.create_connection(("127.0.0.1", port), timeout=1)
+
+
+def test_an_unreachable_mount_source_is_a_setup_error_not_a_failed_replay(tmp_path, submission, monkeypatch):
+    if os.geteuid() != 0:
+        pytest.skip("only root drops to a separate sandbox uid")
+    task_root = write_task(tmp_path / "task")
+    (task_root / "environment" / "install.sh").write_text("mkdir -p \"$WORKBENCH_ENV/bin\"\n")
+    private = tmp_path / "private-envs"  # pytest's tmp_path is 0700: the sandbox uid cannot enter it
+    monkeypatch.setenv("WORKBENCH_ENVS", str(private))
+    from workbench.env import install_env
+
+    task = load_task(task_root)
+    install_env(task)
+    with pytest.raises(SandboxSetupError, match="not reachable by the unprivileged sandbox user.*0700"):
+        replay(task, submission({"reproduce.sh": "mkdir -p results\n"}), tmp_path / "trial")
+    assert not (tmp_path / "trial/replay/provenance.json").exists()
+    assert not (tmp_path / "trial/evidence").exists()
+
+
+def test_a_bwrap_setup_failure_is_detected_even_past_the_precheck(tmp_path):
+    box = BwrapSandbox()
+    work = Path(tempfile.mkdtemp(prefix="wb-test-"))
+    os.chmod(work, 0o711)
+    spec = SandboxSpec(mounts=[Mount(work, "/dev/null/cannot-mount-here")], workdir="/",
+                       limits=Limits(timeout_sec=10, memory_mb=512, cpus=1), env={"PATH": "/usr/bin:/bin"})
+    with pytest.raises(SandboxSetupError, match="could not set up the sandbox"):
+        box.run(["true"], spec, tmp_path / "out", tmp_path / "err")
+    shutil.rmtree(work)

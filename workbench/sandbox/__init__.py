@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..errors import WorkbenchError
-from .base import Limits, Mount, Sandbox, SandboxResult, SandboxSpec
+from .base import Limits, Mount, Sandbox, SandboxResult, SandboxSetupError, SandboxSpec
 from .bwrap import BwrapSandbox
 
 SANDBOXES: dict[str, type] = {"bwrap": BwrapSandbox}
@@ -17,5 +17,5 @@ def get_sandbox(name: str = "bwrap") -> Sandbox:
     return cls()
 
 
-__all__ = ["SANDBOXES", "BwrapSandbox", "Limits", "Mount", "Sandbox", "SandboxResult", "SandboxSpec",
-           "get_sandbox"]
+__all__ = ["SANDBOXES", "BwrapSandbox", "Limits", "Mount", "Sandbox", "SandboxResult", "SandboxSetupError",
+           "SandboxSpec", "get_sandbox"]

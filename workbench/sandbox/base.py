@@ -12,6 +12,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from ..errors import WorkbenchError
+
+
+class SandboxSetupError(WorkbenchError):
+    """The sandbox could not be set up: an infrastructure failure, never the submission's."""
+
 
 @dataclass(frozen=True)
 class Limits:

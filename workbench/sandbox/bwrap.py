@@ -19,12 +19,13 @@ import os
 import secrets
 import shutil
 import signal
+import stat
 import subprocess
 import time
 from pathlib import Path
 
 from ..errors import WorkbenchError
-from .base import Limits, SandboxResult, SandboxSpec
+from .base import Limits, SandboxResult, SandboxSetupError, SandboxSpec
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +69,17 @@ def _prlimit_args(limits: Limits) -> list[str]:
     ]
 
 
+def unreachable(path: Path, writable: bool = False) -> str | None:
+    """Why an unprivileged user ("others") cannot use ``path`` as a mount source, or None."""
+    path = Path(path).absolute()
+    for parent in reversed(path.parents):
+        if not os.stat(parent).st_mode & stat.S_IXOTH:
+            return f"{parent} is mode {stat.S_IMODE(os.stat(parent).st_mode):04o} (others cannot enter it)"
+    if not os.stat(path).st_mode & (stat.S_IROTH if path.is_file() else stat.S_IXOTH | stat.S_IROTH):
+        return f"{path} is mode {stat.S_IMODE(os.stat(path).st_mode):04o} (others cannot read it)"
+    return None
+
+
 def kill_uid(uid: int) -> int:
     """SIGKILL every process owned by uid (a sandbox uid is never shared); returns how many."""
     killed = 0
@@ -104,7 +116,20 @@ class BwrapSandbox:
         version = subprocess.run(["bwrap", "--version"], capture_output=True, text=True).stdout.strip()
         return {"backend": self.name, "version": version, "host_uid": self.uid, "inner_uid": INNER_UID}
 
-    def command(self, argv: list[str], spec: SandboxSpec) -> list[str]:
+    def check_mounts(self, spec: SandboxSpec) -> None:
+        """Fail early, and clearly, when the unprivileged sandbox user could not reach a mount source."""
+        for m in spec.mounts:
+            if not m.source.exists():
+                raise SandboxSetupError(f"sandbox: mount source {m.source} does not exist")
+            if self.as_root and m.source.stat().st_uid != self.uid:
+                why = unreachable(m.source)
+                if why:
+                    raise SandboxSetupError(
+                        f"sandbox: {m.source} is not reachable by the unprivileged sandbox user: {why}. "
+                        "Keep task environments in a world-readable place (WORKBENCH_ENVS) or chmod o+x the parents."
+                    )
+
+    def command(self, argv: list[str], spec: SandboxSpec, started_fd: int | None = None) -> list[str]:
         if spec.network != "none":
             raise WorkbenchError(f"bwrap sandbox: network policy {spec.network!r} is not supported here")
         cmd = _prlimit_args(spec.limits)
@@ -125,6 +150,11 @@ class BwrapSandbox:
         cmd += ["--chdir", spec.workdir]
         for k, v in spec.env.items():
             cmd += ["--setenv", k, v]
+        if started_fd is not None:
+            # the first process inside reports that the sandbox exists, then closes the pipe so the
+            # submission cannot write to it, and becomes the user's command
+            argv = ["/bin/bash", "-c", f'printf started >&{started_fd}; exec {started_fd}>&-; exec "$@"',
+                    "sandbox-entry", *argv]
         return cmd + ["--", *argv]
 
     def prepare(self, path: Path) -> None:
@@ -140,13 +170,18 @@ class BwrapSandbox:
         ok, why = self.available()
         if not ok:
             raise WorkbenchError(f"bwrap sandbox unavailable: {why}")
-        cmd = self.command(argv, spec)
+        self.check_mounts(spec)
+        info_r, info_w = os.pipe()
+        cmd = self.command(argv, spec, started_fd=info_w)
         log.debug("sandbox command: %s", cmd)
         start = time.monotonic()
         timed_out = False
         with open(stdout, "wb") as out, open(stderr, "wb") as err:
-            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                    start_new_session=True)
+            try:
+                proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                        start_new_session=True, pass_fds=(info_w,))
+            finally:
+                os.close(info_w)
             try:
                 proc.wait(timeout=spec.limits.timeout_sec)
             except subprocess.TimeoutExpired:
@@ -163,6 +198,11 @@ class BwrapSandbox:
             finally:
                 leftovers = kill_uid(self.uid) if self.as_root else 0
         wall = time.monotonic() - start
+        with os.fdopen(info_r, "rb") as fh:
+            started = fh.read() == b"started"
+        if not started and not timed_out:
+            detail = Path(stderr).read_text(errors="replace").strip()[-2000:]
+            raise SandboxSetupError(f"sandbox: bwrap could not set up the sandbox: {detail or 'no message'}")
         rc = proc.returncode
         sig = -rc if rc is not None and rc < 0 else None
         return SandboxResult(
