@@ -64,30 +64,25 @@ def freeze(staging: Path, dest: Path) -> str:
     return sha256_bytes(manifest.encode("utf-8", "surrogateescape"))
 
 
-def make_readonly(root: Path) -> None:
-    for dirpath, dirnames, filenames in os.walk(root, topdown=False):
-        for n in filenames:
-            p = os.path.join(dirpath, n)
-            if not os.path.islink(p):
-                os.chmod(p, 0o444)
+def _chmod_tree(root: Path, file_mode: int, dir_mode: int) -> None:
+    """chmod every file and directory under root, top-down (symlinks untouched). A directory is
+    changed before it is entered, so even a tree a submission left at mode 000 can be opened up."""
+    os.chmod(root, dir_mode)
+    for dirpath, dirnames, filenames in os.walk(root):
         for n in dirnames:
-            p = os.path.join(dirpath, n)
-            if not os.path.islink(p):
-                os.chmod(p, 0o555)
-    os.chmod(root, 0o555)
+            if not os.path.islink(p := os.path.join(dirpath, n)):
+                os.chmod(p, dir_mode)
+        for n in filenames:
+            if not os.path.islink(p := os.path.join(dirpath, n)):
+                os.chmod(p, file_mode)
+
+
+def make_readonly(root: Path) -> None:
+    _chmod_tree(root, 0o444, 0o555)
 
 
 def make_writable(root: Path) -> None:
-    os.chmod(root, 0o755)
-    for dirpath, dirnames, filenames in os.walk(root):
-        for n in dirnames:
-            p = os.path.join(dirpath, n)
-            if not os.path.islink(p):
-                os.chmod(p, 0o755)
-        for n in filenames:
-            p = os.path.join(dirpath, n)
-            if not os.path.islink(p):
-                os.chmod(p, 0o644)
+    _chmod_tree(root, 0o644, 0o755)
 
 
 def verify(evidence_dir: Path) -> list[str]:
