@@ -57,7 +57,7 @@ def test_bad_inputs_get_clear_errors_not_tracebacks(tmp_path):
     _clean_error(run_cli("replay", str(root), "--submission", str(tmp_path / "nope"), "--out", str(tmp_path / "o")),
                  "nope: not a directory")
     _clean_error(run_cli("run", str(DEMO), "--agent", "gpt-9", "--out", str(tmp_path / "runs")), "unknown agent")
-    _clean_error(run_cli("score", str(DEMO), "--trial", str(tmp_path / "empty")), "MANIFEST.sha256: missing")
+    _clean_error(run_cli("score", str(DEMO), "--trial", str(tmp_path / "empty")), "the replay did not finish")
     _clean_error(run_cli("task", "list", str(tmp_path / "missing")), "not a directory")
 
 

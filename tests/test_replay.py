@@ -119,3 +119,10 @@ def test_provenance_is_written_by_the_workbench_not_the_submission(mini_task, su
     prov = replay(mini_task, sub, tmp_path / "trial")
     assert prov.status == "failed"
     assert json.loads((tmp_path / "trial/replay/provenance.json").read_text())["exit_code"] == 3
+
+
+def test_a_trial_without_provenance_is_not_scored(mini_task, submission, tmp_path):
+    replay(mini_task, submission({"reproduce.sh": GOOD}), tmp_path / "trial")
+    (tmp_path / "trial/replay/provenance.json").unlink()  # as if killed between freezing and recording
+    with pytest.raises(WorkbenchError, match="the replay did not finish"):
+        score_trial(mini_task, tmp_path / "trial")

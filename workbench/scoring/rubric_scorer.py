@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from .. import __version__
+from ..errors import WorkbenchError
 from ..evidence import Evidence, MissingEvidence, ensure_intact, normalize
 from ..io import atomic_write_json, read_json, sha256_bytes, sha256_file
 from ..paths import TrialPaths
@@ -91,8 +92,10 @@ def fingerprint(task: Task, manifest_digest: str | None) -> dict[str, str | None
 
 def score_trial(task: Task, trial_dir: Path) -> Scores:
     tp = TrialPaths(Path(trial_dir))
+    if not tp.provenance.is_file():
+        raise WorkbenchError(f"{tp.provenance}: missing; the replay did not finish. Re-run it before scoring.")
     ensure_intact(tp.evidence)
-    prov = read_json(tp.provenance) if tp.provenance.is_file() else {}
+    prov = read_json(tp.provenance)
     ev = Evidence(tp.evidence, prov)
     rubric = task.rubric
     task_checks = load_task_checks(task.paths.checks_py)
