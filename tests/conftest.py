@@ -110,10 +110,31 @@ def demo_task():
     return task
 
 
-@pytest.fixture(scope="session")
-def demo_runs(demo_task, tmp_path_factory):
-    """Oracle and nop trials of the demo task, run once per test session."""
-    from workbench.pipeline import run_trial
+DEMO_MATRIX = """
+tasks = ["{task}"]
+attempts = 2
+[[agents]]
+name = "oracle"
+agent = "oracle"
+[[agents]]
+name = "nop"
+agent = "nop"
+"""
 
-    out = tmp_path_factory.mktemp("runs")
-    return out, {agent: run_trial(demo_task, agent, out) for agent in ("oracle", "nop")}
+
+@pytest.fixture(scope="session")
+def demo_batch(demo_task, tmp_path_factory):
+    """The acceptance batch: demo task x {oracle, nop} x 2 attempts through papermill, 2 workers."""
+    from workbench.batch import run_batch
+
+    root = tmp_path_factory.mktemp("demo-batch")
+    matrix = root / "matrix.toml"
+    matrix.write_text(DEMO_MATRIX.format(task=DEMO))
+    result = run_batch(matrix, root / "run", workers=2, progress=False)
+    return root / "run", result
+
+
+def config(agent: str, **kw):
+    from workbench.matrix import AgentConfig
+
+    return AgentConfig(name=kw.pop("name", agent), agent=agent, **kw)

@@ -187,32 +187,44 @@ def score_cmd(task_dir: Path, trial: Path = typer.Option(..., "--trial", help="T
 @app.command("run")
 def run_cmd(
     task_dir: Path,
-    agent: str = typer.Option(..., "--agent", help="Agent: oracle or nop."),
+    agent: str = typer.Option(..., "--agent", help="Agent: oracle, nop, refuse."),
     out: Path = typer.Option(..., "--out", help="Run directory (trials go under OUT/trials/)."),
+    model: str | None = typer.Option(None, "--model", help="Model name passed to the agent."),
+    name: str | None = typer.Option(None, "--name", help="Configuration name (default: the agent's name)."),
     attempt: int = typer.Option(1, "--attempt", min=1),
+    engine: str = typer.Option("papermill", "--engine", help="papermill (notebooks kept) or inline."),
     timeout: float | None = typer.Option(None, "--timeout", help="Override the replay time limit (s)."),
 ):
-    """One trial end to end: agent session -> clean replay -> scoring."""
+    """One trial end to end: agent session -> clean replay -> scoring -> review queue."""
+    from .matrix import AgentConfig
     from .paths import RunPaths
-    from .pipeline import run_trial
+    from .pipeline import lock_single_run, run_trial
     from .scoring import Scores
     from .task import load_task
 
-    record = run_trial(load_task(task_dir), agent, out, attempt=attempt, timeout=timeout)
-    tp = RunPaths(out).trial(record.id)
+    task = load_task(task_dir)
+    config = AgentConfig(name=name or agent, agent=agent, model=model)
+    run = RunPaths(out)
+    lock_single_run(run, task, config)
+    record = run_trial(task, config, out, attempt=attempt, engine=engine, timeout=timeout)
+    tp = run.trial(record.id)
     typer.echo(f"trial: {tp.root}")
     typer.echo(f"delivery {record.outcome['delivery']}, replay {record.outcome['replay']}")
     _print_scores(Scores.model_validate_json(tp.scores.read_text()), tp.scores)
+    if engine == "papermill":
+        typer.echo(f"notebooks: {tp.notebooks}")
 
 
 @app.command("demo")
-def demo_cmd(out: Path = typer.Option(Path("runs/demo"), "--out")):
+def demo_cmd(out: Path = typer.Option(Path("runs/demo"), "--out"),
+             engine: str = typer.Option("papermill", "--engine", help="papermill or inline.")):
     """Run the bundled demo task (PySCF H2 curve) with the oracle and nop agents; no API key needed."""
     from tqdm import tqdm
 
     from .env import install_env
+    from .matrix import AgentConfig
     from .paths import RunPaths
-    from .pipeline import run_trial
+    from .pipeline import lock_single_run, run_trial
     from .task import load_task
 
     task = load_task(DEMO_TASK)
@@ -224,19 +236,73 @@ def demo_cmd(out: Path = typer.Option(Path("runs/demo"), "--out")):
         shutil.rmtree(out)
     rows = []
     for agent in tqdm(["oracle", "nop"], desc="demo trials", unit="trial", file=sys.stderr):
-        rec = run_trial(task, agent, out)
-        rows.append((agent, rec))
+        config = AgentConfig(name=agent, agent=agent)
+        lock_single_run(RunPaths(out), task, config)
+        rows.append((agent, run_trial(task, config, out, engine=engine)))
     typer.echo(f"\n{'agent':<8}{'R':>8}{'full':>7}{'coverage':>10}  trial")
     for agent, rec in rows:
         o = rec.outcome
         typer.echo(f"{agent:<8}{o['R']:>8.4f}{str(o['full']).lower():>7}{o['coverage']:>10.3f}  "
                    f"{RunPaths(out).trial(rec.id).root}")
     typer.echo(f"\nscores: {out}/trials/<trial>/scores.json   evidence: {out}/trials/<trial>/evidence/")
+    if engine == "papermill":
+        typer.echo(f"notebooks: {out}/trials/<trial>/notebooks/ (open them in JupyterLab)")
+
+
+@app.command("batch")
+def batch_cmd(
+    matrix: Path = typer.Argument(..., help="MATRIX.toml: tasks x agent configurations x attempts."),
+    out: Path = typer.Option(..., "--out", help="Run directory (run.json, results.db, trials/)."),
+    executor: str = typer.Option("local", "--executor", help="local (process pool) or dask."),
+    workers: int = typer.Option(2, "--workers", min=1, help="Parallel trials."),
+    scheduler: str | None = typer.Option(None, "--scheduler", help="Join an existing Dask scheduler (address)."),
+    resume: bool = typer.Option(False, "--resume", help="Continue a batch: complete trials are kept."),
+    rerun_status: list[str] = typer.Option([], "--rerun-status",
+                                           help="With --resume, also re-run trials in this status (infra_error)."),
+    engine: str | None = typer.Option(None, "--engine", help="papermill or inline (default: the matrix's)."),
+):
+    """Run every (task, configuration, attempt) of a matrix; resumable, each outcome exactly once."""
+    from .batch import run_batch, summary_rows
+
+    res = run_batch(matrix, out, executor=executor, workers=workers, scheduler=scheduler, resume=resume,
+                    rerun_status=tuple(rerun_status), engine=engine)
+    counts = ", ".join(f"{k} {v}" for k, v in sorted(res.counts.items()) if v)
+    typer.echo(f"{res.total} trials ({counts})" + (f" on {res.executor}" if res.executor else ""))
+    typer.echo(f"\n{'config':<20}{'trials':>7}{'complete':>9}{'infra':>7}{'mean R':>9}{'full':>6}")
+    for r in summary_rows(res.out):
+        mean = f"{r['mean_R']:.4f}" if r["mean_R"] is not None else "-"
+        typer.echo(f"{r['config']:<20}{r['trials']:>7}{r['complete']:>9}{r['infra_error']:>7}{mean:>9}{r['full']:>6}")
+    typer.echo(f"\nresults: {res.out / 'results.db'}   trials: {res.out / 'trials'}")
+    if res.interrupted:
+        typer.echo(f"interrupted: continue with `workbench batch {matrix} --out {out} --resume`", err=True)
+        raise typer.Exit(130)
+
+
+@app.command("index")
+def index_cmd(run_dir: Path, db: str | None = typer.Option(None, "--db", help="SQLAlchemy URL (default: "
+                                                                              "RUN_DIR/results.db).")):
+    """(Re)build the results index from a run's trial directories."""
+    from .paths import RunPaths
+    from .store import Store
+
+    if not RunPaths(run_dir).trials.is_dir():
+        raise WorkbenchError(f"{run_dir}: no trials/ directory (not a run directory)")
+    store = Store(db) if db else Store.for_run(run_dir)
+    n = store.rebuild(run_dir)
+    typer.echo(f"indexed {n} trial(s) into {db or RunPaths(run_dir).results_db}")
 
 
 def main() -> None:
+    from pydantic import ValidationError
+
+    from .errors import pydantic_problems
+
     try:
         app()
+    except ValidationError as exc:  # a model built from command-line options
+        for p in pydantic_problems("options", exc):
+            _echo_err(f"error: {p}")
+        sys.exit(1)
     except ValidationProblem as exc:
         for p in exc.problems:
             _echo_err(f"error: {p}")

@@ -17,7 +17,9 @@ Task package (Harbor / PaperBenchX compatible)::
 Run and trial directories::
 
     runs/<run-id>/
-      run.json                   configurations and a lock: task content hashes, workbench version
+      run.json                   the matrix (or configurations) and a lock: task content hashes, version
+      results.db                 results index (rebuildable from the trial directories)
+      locks/<trial-id>.lock      held by the process running that trial
       trials/<trial-id>/
         trial.json               config, status per stage, timings, outcome
         session/
@@ -30,8 +32,9 @@ Run and trial directories::
           MANIFEST.sha256
           submission/            the replayed package: sources (verified unchanged) + regenerated outputs
           replay/stdout.log  replay/stderr.log
+        session.refused/         a refused session, kept when a fallback configuration took over
         scores.json
-        notebooks/               executed stage notebooks
+        notebooks/               executed stage notebooks (01_agent_session ... 04_review)
 
 Evidence paths in rubrics (``evidence_inputs[].path``, ``check.path``) are relative to ``evidence/``;
 a path that does not start with ``submission/`` or ``replay/`` is read under ``submission/``.
@@ -174,6 +177,14 @@ class RunPaths:
     @property
     def trials(self) -> Path:
         return self.root / "trials"
+
+    @property
+    def locks(self) -> Path:
+        return self.root / "locks"
+
+    @property
+    def results_db(self) -> Path:
+        return self.root / "results.db"
 
     def trial(self, trial_id: str) -> TrialPaths:
         return TrialPaths(self.trials / trial_id)

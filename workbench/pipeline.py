@@ -1,35 +1,45 @@
-"""Running trials: session -> replay -> score, recorded in trial.json; run.json locks the tasks.
+"""Running one trial: session -> replay -> score -> review, through an engine, recorded in trial.json.
 
-A trial id is deterministic from (task, configuration, attempt), so re-running the same trial lands in
-the same directory and a batch can tell what is already done.
+Engines run the same stage functions (:mod:`workbench.stages`): ``papermill`` executes the stage
+notebooks and keeps them in ``TRIAL/notebooks/``; ``inline`` calls the functions directly. A trial id
+is deterministic from (task, configuration, attempt), so a re-run lands in the same directory.
+
+A trial's status is ``complete`` (an outcome, whatever its score), ``infra_error`` (a stage raised:
+the workbench, the sandbox or the environment failed, not the agent) or ``running`` (interrupted if
+found on disk). Only the process holding the trial's lock writes its directory.
 """
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import re
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from . import __version__
+from . import __version__, stages
 from .errors import WorkbenchError
 from .evidence import make_writable
 from .io import atomic_write_json, read_json
+from .matrix import AgentConfig
 from .paths import RunPaths, TrialPaths
-from .replay import replay
-from .scoring import score_trial
-from .session import run_session
 from .task import Task
 
 log = logging.getLogger(__name__)
 
-STAGES = ("session", "replay", "score")
+STAGES = ("session", "replay", "score", "review")
+LOCK_WAIT_SEC = 120.0
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 class StageRecord(BaseModel):
@@ -37,6 +47,7 @@ class StageRecord(BaseModel):
     started_at: str | None = None
     seconds: float | None = None
     error: str | None = None
+    notebook: str | None = None
 
 
 class TrialRecord(BaseModel):
@@ -44,11 +55,16 @@ class TrialRecord(BaseModel):
 
     id: str
     task: str
-    config: dict[str, Any]
+    config: AgentConfig
     attempt: int
-    status: Literal["running", "complete", "failed"] = "running"
+    engine: str
+    status: Literal["running", "complete", "infra_error"] = "running"
+    started_at: str = Field(default_factory=_now)
+    finished_at: str | None = None
     stages: dict[str, StageRecord] = Field(default_factory=lambda: {s: StageRecord() for s in STAGES})
+    fallback: dict[str, str] | None = None
     outcome: dict[str, Any] = Field(default_factory=dict)
+    error: str | None = None
     workbench_version: str = __version__
 
 
@@ -60,66 +76,169 @@ def trial_id(task_id: str, config_name: str, attempt: int) -> str:
     return f"{_slug(task_id)}__{_slug(config_name)}__{attempt}"
 
 
-def lock_run(run: RunPaths, task: Task, config: dict[str, Any]) -> None:
-    """Record the task's content hash in run.json; refuse when the task changed under an existing run."""
-    data = read_json(run.run_json) if run.run_json.is_file() else {"tasks": {}, "configs": {}}
-    digest = task.content_hash()
-    old = data["tasks"].get(task.id)
-    if old and old != digest:
-        raise WorkbenchError(
-            f"task {task.id} changed since {run.root} recorded it; results would mix task versions. "
-            f"Use a new --out directory (or delete {run.run_json} to start the run over)."
-        )
-    data["tasks"][task.id] = digest
-    data["configs"][config["name"]] = config
-    data["workbench_version"] = __version__
-    atomic_write_json(run.run_json, data)
-
-
-def _stage(record: TrialRecord, tp: TrialPaths, name: str, fn: Callable[[], Any]) -> Any:
-    st = record.stages[name]
-    st.status, st.started_at = "running", datetime.now(UTC).isoformat(timespec="seconds")
-    atomic_write_json(tp.trial_json, record.model_dump())
-    t0 = time.monotonic()
+def read_trial(tp: TrialPaths) -> TrialRecord | None:
+    """The trial's record, or None when absent or unreadable (treated as never run)."""
     try:
-        out = fn()
-    except Exception as exc:
-        st.status, st.error, st.seconds = "failed", f"{type(exc).__name__}: {exc}", round(time.monotonic() - t0, 3)
-        record.status = "failed"
-        atomic_write_json(tp.trial_json, record.model_dump())
-        raise
-    st.status, st.seconds = "done", round(time.monotonic() - t0, 3)
-    atomic_write_json(tp.trial_json, record.model_dump())
-    return out
+        return TrialRecord.model_validate_json(tp.trial_json.read_text())
+    except (FileNotFoundError, ValueError):
+        return None
 
 
-def run_trial(task: Task, agent: str, out: Path, *, attempt: int = 1, config_name: str | None = None,
-              timeout: float | None = None, sandbox: str = "bwrap") -> TrialRecord:
-    """One trial end to end into ``out/trials/<trial-id>/``; returns its trial.json record."""
+# --- engines -----------------------------------------------------------------------------------
+
+class InlineEngine:
+    name = "inline"
+
+    def run(self, stage: str, params: dict[str, Any], tp: TrialPaths, notebook: str | None = None) -> dict:
+        return stages.STAGES[stage](**params)
+
+
+class PapermillEngine:
+    name = "papermill"
+
+    def run(self, stage: str, params: dict[str, Any], tp: TrialPaths, notebook: str | None = None) -> dict:
+        from .notebooks import run_stage_notebook
+
+        return run_stage_notebook(stage, params, tp.notebooks, notebook)
+
+
+ENGINES: dict[str, type] = {"inline": InlineEngine, "papermill": PapermillEngine}
+
+
+def get_engine(name: str):
+    try:
+        return ENGINES[name]()
+    except KeyError:
+        raise WorkbenchError(f"unknown engine {name!r}; known: {', '.join(sorted(ENGINES))}") from None
+
+
+# --- locks -------------------------------------------------------------------------------------
+
+@contextmanager
+def trial_lock(run: RunPaths, tid: str, wait: float = LOCK_WAIT_SEC) -> Iterator[None]:
+    """Exclusive right to write a trial's directory; released by the kernel if the holder dies."""
+    run.locks.mkdir(parents=True, exist_ok=True)
+    with open(run.locks / f"{tid}.lock", "a+") as fh:
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise WorkbenchError(f"trial {tid} is being run by another process (lock {fh.name})") from None
+                time.sleep(0.2)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+# --- a trial -----------------------------------------------------------------------------------
+
+class _Runner:
+    def __init__(self, record: TrialRecord, tp: TrialPaths, engine):
+        self.record, self.tp, self.engine = record, tp, engine
+
+    def save(self) -> None:
+        atomic_write_json(self.tp.trial_json, self.record.model_dump())
+
+    def stage(self, key: str, stage: str, params: dict[str, Any]) -> dict[str, Any]:
+        st = self.record.stages.setdefault(key, StageRecord())
+        st.status, st.started_at = "running", _now()
+        if self.engine.name == "papermill":
+            from .notebooks import STAGE_NOTEBOOKS
+
+            base = STAGE_NOTEBOOKS[stage]
+            st.notebook = f"notebooks/{base if key == stage else base.replace('.ipynb', f'.{key}.ipynb')}"
+        self.save()
+        t0 = time.monotonic()
+        try:
+            out = self.engine.run(stage, params, self.tp, Path(st.notebook).name if st.notebook else None)
+        except Exception as exc:
+            st.status, st.error = "failed", f"{type(exc).__name__}: {exc}"
+            st.seconds = round(time.monotonic() - t0, 3)
+            self.record.status, self.record.error = "infra_error", f"{key}: {st.error}"
+            self.record.finished_at = _now()
+            self.save()
+            raise
+        st.status, st.seconds = "done", round(time.monotonic() - t0, 3)
+        self.save()
+        return out
+
+
+def _session_params(p: dict[str, Any], cfg: AgentConfig) -> dict[str, Any]:
+    return {**p, "agent": cfg.agent, "model": cfg.model, "options": cfg.options}
+
+
+def run_trial(task: Task, config: AgentConfig, out: Path, *, attempt: int = 1, engine: str = "papermill",
+              timeout: float | None = None, sandbox: str = "bwrap",
+              fallbacks: dict[str, AgentConfig] | None = None) -> TrialRecord:
+    """One trial end to end into ``out/trials/<trial-id>/``; the caller holds no lock, this takes it."""
     run = RunPaths(Path(out))
-    config = {"name": config_name or agent, "agent": agent}
-    lock_run(run, task, config)
-    tid = trial_id(task.id, config["name"], attempt)
+    tid = trial_id(task.id, config.name, attempt)
+    with trial_lock(run, tid):
+        return _run_locked(task, config, run, tid, attempt, get_engine(engine), timeout, sandbox, fallbacks or {})
+
+
+def _run_locked(task, config, run, tid, attempt, engine, timeout, sandbox, fallbacks) -> TrialRecord:
     tp = run.trial(tid)
     if tp.root.exists():
         make_writable(tp.root)
         shutil.rmtree(tp.root)
     tp.root.mkdir(parents=True)
-    record = TrialRecord(id=tid, task=task.id, config=config, attempt=attempt)
+    record = TrialRecord(id=tid, task=task.id, config=config, attempt=attempt, engine=engine.name)
+    r = _Runner(record, tp, engine)
+    p = {"task_dir": str(task.root), "trial_dir": str(tp.root)}
 
-    delivery = _stage(record, tp, "session", lambda: run_session(task, agent, tp.root))
-    prov = _stage(record, tp, "replay",
-                  lambda: replay(task, tp.submission, tp.root, timeout=timeout, sandbox=sandbox))
-    scores = _stage(record, tp, "score", lambda: score_trial(task, tp.root))
-    record.status = "complete"
+    delivery = r.stage("session", "session", _session_params(p, config))
+    refused = delivery["agent_status"] == "refused"
+    if refused and config.fallback:
+        fb = fallbacks.get(config.fallback)
+        if fb is None:
+            raise WorkbenchError(f"configuration {config.name}: fallback {config.fallback!r} is not defined")
+        shutil.move(tp.session, tp.root / "session.refused")
+        record.fallback = {"refused_by": config.name, "used": fb.name}
+        delivery = r.stage("fallback_session", "session", _session_params(p, fb))
+    prov = r.stage("replay", "replay", {**p, "timeout": timeout, "sandbox": sandbox})
+    scores = r.stage("score", "score", p)
+    queue = r.stage("review", "review", p)
+
+    record.status, record.finished_at = "complete", _now()
     record.outcome = {
-        "delivery": delivery.status,
-        "replay": prov.status,
-        "R": scores.R,
-        "full": scores.full,
-        "coverage": scores.coverage,
-        "final": scores.final,
-        "phases": scores.phases,
+        "delivery": delivery["status"],
+        "agent_status": delivery["agent_status"],
+        "refused": refused,
+        "fallback_used": record.fallback["used"] if record.fallback else None,
+        "replay": prov["status"],
+        "R": scores["R"],
+        "full": scores["full"],
+        "coverage": scores["coverage"],
+        "final": scores["final"],
+        "needs_rescoring": scores["needs_rescoring"],
+        "phases": scores["phases"],
+        "pending_review": queue["pending"],
     }
-    atomic_write_json(tp.trial_json, record.model_dump())
+    r.save()
     return record
+
+
+# --- run.json ----------------------------------------------------------------------------------
+
+def lock_single_run(run: RunPaths, task: Task, config: AgentConfig) -> None:
+    """For `workbench run`: record the task's hash and the configuration; refuse changes under a run."""
+    data = read_json(run.run_json) if run.run_json.is_file() else {"tasks": {}, "configs": {}}
+    if data.get("matrix"):
+        raise WorkbenchError(f"{run.root} holds a batch; continue it with `workbench batch ... --resume`")
+    digest = task.content_hash()
+    if data["tasks"].get(task.id, digest) != digest:
+        raise WorkbenchError(
+            f"task {task.id} changed since {run.root} recorded it; results would mix task versions. "
+            f"Use a new --out directory (or delete {run.run_json} to start the run over).")
+    old = data["configs"].get(config.name)
+    if old and old != config.model_dump():
+        raise WorkbenchError(f"configuration {config.name!r} differs from the one recorded in {run.run_json}")
+    data["tasks"][task.id] = digest
+    data["configs"][config.name] = config.model_dump()
+    data["workbench_version"] = __version__
+    atomic_write_json(run.run_json, data)

@@ -60,6 +60,8 @@ class Provenance(BaseModel):
     sources_digest: str
     stray_files: list[str] = Field(default_factory=list)
     leftover_processes_killed: int = 0
+    queued_sec: float = 0.0
+    cores: list[int] = Field(default_factory=list)
     logs: dict[str, str]
     evidence_manifest_digest: str
     workbench_version: str = __version__
@@ -213,6 +215,8 @@ def replay(task: Task, submission: Path, trial_dir: Path, *, timeout: float | No
             sources_digest=digest_of(before),
             stray_files=stray[:1000],
             leftover_processes_killed=result.leftover_processes_killed,
+            queued_sec=result.queued_sec,
+            cores=result.cores,
             logs={"stdout": "replay/stdout.log", "stderr": "replay/stderr.log"},
             evidence_manifest_digest=manifest_digest,
         )

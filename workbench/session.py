@@ -10,7 +10,7 @@ import logging
 import shutil
 import time
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
@@ -47,9 +47,10 @@ def probe_delivery(submission: Path, starter: Path) -> tuple[str, int, str, str 
     return status, len(sub), digest_of(sub), digest_of(start) if start is not None else None
 
 
-def run_session(task: Task, agent_name: str, trial_dir: Path) -> Delivery:
+def run_session(task: Task, agent_name: str, trial_dir: Path, *, model: str | None = None,
+                options: dict[str, Any] | None = None) -> Delivery:
     tp = TrialPaths(Path(trial_dir))
-    agent = get_agent(agent_name)
+    agent = get_agent(agent_name, model=model, options=options)
     if tp.session.exists():
         shutil.rmtree(tp.session)
     tp.session.mkdir(parents=True)

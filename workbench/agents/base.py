@@ -72,7 +72,20 @@ class Trajectory:
 class Agent(Protocol):
     name: str
     privileged: bool
+    model: str | None
+    options: dict[str, Any]
 
     def run(self, view: TaskView, workdir: Path, budget: Budget, trajectory: Trajectory,
             task: Task | None = None) -> AgentResult:
         """Work on ``workdir`` (the submission) and return; ``task`` only for privileged agents."""
+
+
+class BaseAgent:
+    """Holds the configuration every agent receives (``model``, ``options``)."""
+
+    name = "base"
+    privileged = False
+
+    def __init__(self, model: str | None = None, options: dict[str, Any] | None = None):
+        self.model = model
+        self.options = dict(options or {})

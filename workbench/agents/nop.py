@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..task import Task
-from .base import AgentResult, Budget, TaskView, Trajectory
+from .base import AgentResult, BaseAgent, Budget, TaskView, Trajectory
 
 
-class NopAgent:
+class NopAgent(BaseAgent):
     name = "nop"
     privileged = False
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 from ..errors import WorkbenchError
 from ..task import Task
-from .base import AgentResult, Budget, TaskView, Trajectory
+from .base import AgentResult, BaseAgent, Budget, TaskView, Trajectory
 
 
-class OracleAgent:
+class OracleAgent(BaseAgent):
     name = "oracle"
     privileged = True
 

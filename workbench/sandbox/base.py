@@ -56,6 +56,8 @@ class SandboxResult:
     signal: int | None
     backend: str
     leftover_processes_killed: int = 0
+    queued_sec: float = 0.0  # waiting for free cores; not part of wall_sec or the time limit
+    cores: list[int] = field(default_factory=list)
 
 
 class Sandbox(Protocol):

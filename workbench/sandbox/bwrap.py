@@ -8,8 +8,9 @@ process limit then apply, and every process with that uid is ours to kill afterw
 
 Limits: address space (RLIMIT_AS = memory_mb), processes (RLIMIT_NPROC), open files, file size
 (RLIMIT_FSIZE, which also bounds the stdout/stderr logs), CPU affinity to ``cpus`` cores, and a wall
-clock enforced here. ``--die-with-parent`` with a pid namespace makes the kernel kill every
-descendant when bwrap dies.
+clock enforced here; ``cpus`` cores are reserved exclusively (see :mod:`.cpus`) and the sandbox is
+pinned to them. ``--die-with-parent`` with a pid namespace makes the kernel kill every descendant when
+bwrap dies.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from pathlib import Path
 
 from ..errors import WorkbenchError
 from .base import Limits, SandboxResult, SandboxSetupError, SandboxSpec
+from .cpus import reserve_cpus
 
 log = logging.getLogger(__name__)
 
@@ -49,11 +51,6 @@ def _merged_usr_links() -> list[str]:
 
 def pick_uid() -> int:
     return UID_BASE + secrets.randbelow(UID_SPAN)
-
-
-def _cpu_list(cpus: int) -> str:
-    allowed = sorted(os.sched_getaffinity(0))
-    return ",".join(str(c) for c in allowed[: max(1, min(cpus, len(allowed)))])
 
 
 def _prlimit_args(limits: Limits) -> list[str]:
@@ -129,13 +126,15 @@ class BwrapSandbox:
                         "Keep task environments in a world-readable place (WORKBENCH_ENVS) or chmod o+x the parents."
                     )
 
-    def command(self, argv: list[str], spec: SandboxSpec, started_fd: int | None = None) -> list[str]:
+    def command(self, argv: list[str], spec: SandboxSpec, started_fd: int | None = None,
+                cores: list[int] | None = None) -> list[str]:
         if spec.network != "none":
             raise WorkbenchError(f"bwrap sandbox: network policy {spec.network!r} is not supported here")
         cmd = _prlimit_args(spec.limits)
         if self.as_root:
             cmd += ["setpriv", f"--reuid={self.uid}", f"--regid={self.uid}", "--clear-groups", "--"]
-        cmd += ["taskset", "-c", _cpu_list(spec.limits.cpus)]
+        if cores:
+            cmd += ["taskset", "-c", ",".join(map(str, cores))]
         cmd += [
             "bwrap",
             "--unshare-all", "--unshare-user", "--uid", str(INNER_UID), "--gid", str(INNER_UID),
@@ -171,17 +170,29 @@ class BwrapSandbox:
         if not ok:
             raise WorkbenchError(f"bwrap sandbox unavailable: {why}")
         self.check_mounts(spec)
-        info_r, info_w = os.pipe()
-        cmd = self.command(argv, spec, started_fd=info_w)
+        queued = time.monotonic()
+        with reserve_cpus(spec.limits.cpus) as cores:
+            queued_sec = time.monotonic() - queued
+            if queued_sec > 1:
+                log.info("waited %.1f s for %d free core(s)", queued_sec, len(cores))
+            result = self._execute(argv, spec, stdout, stderr, cores)
+        result.queued_sec = round(queued_sec, 3)
+        result.cores = cores
+        return result
+
+    def _execute(self, argv: list[str], spec: SandboxSpec, stdout: Path, stderr: Path,
+                 cores: list[int]) -> SandboxResult:
+        started_r, started_w = os.pipe()
+        cmd = self.command(argv, spec, started_fd=started_w, cores=cores)
         log.debug("sandbox command: %s", cmd)
         start = time.monotonic()
         timed_out = False
         with open(stdout, "wb") as out, open(stderr, "wb") as err:
             try:
                 proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                        start_new_session=True, pass_fds=(info_w,))
+                                        start_new_session=True, pass_fds=(started_w,))
             finally:
-                os.close(info_w)
+                os.close(started_w)
             try:
                 proc.wait(timeout=spec.limits.timeout_sec)
             except subprocess.TimeoutExpired:
@@ -198,18 +209,17 @@ class BwrapSandbox:
             finally:
                 leftovers = kill_uid(self.uid) if self.as_root else 0
         wall = time.monotonic() - start
-        with os.fdopen(info_r, "rb") as fh:
-            started = fh.read() == b"started"
+        with os.fdopen(started_r, "rb") as fh:
+            started = fh.read() == b"started"  # written by the first process inside the sandbox
         if not started and not timed_out:
             detail = Path(stderr).read_text(errors="replace").strip()[-2000:]
             raise SandboxSetupError(f"sandbox: bwrap could not set up the sandbox: {detail or 'no message'}")
         rc = proc.returncode
-        sig = -rc if rc is not None and rc < 0 else None
         return SandboxResult(
             exit_code=None if timed_out else rc,
             wall_sec=wall,
             timed_out=timed_out,
-            signal=sig,
+            signal=-rc if rc is not None and rc < 0 else None,
             backend=self.name,
             leftover_processes_killed=leftovers,
         )

@@ -1,0 +1,224 @@
+"""Batches: every (task, configuration, attempt) of a matrix, resumable, exactly once.
+
+``run.json`` locks the matrix and each task's content hash when a batch starts; ``--resume`` refuses
+when either changed instead of mixing versions. On resume, complete trials are kept (never re-run),
+interrupted ones are re-run from scratch, and ``infra_error`` trials are re-run only when asked
+(``rerun_status``). Only one batch runs on a directory at a time; trials are written by whoever holds
+their lock, and the index is updated by the batch process alone as trials finish.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import logging
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .errors import WorkbenchError
+from .executors import get_executor
+from .io import atomic_write_json, read_json
+from .matrix import AgentConfig, Matrix, load_matrix
+from .paths import RunPaths
+from .pipeline import read_trial, run_trial, trial_id
+from .store import Store
+from .task import Task, load_task
+
+log = logging.getLogger(__name__)
+
+RERUNNABLE = ("infra_error", "complete")
+
+
+@dataclass(frozen=True)
+class Job:
+    """Everything a worker needs to run one trial (plain data: it crosses process boundaries)."""
+
+    task_dir: str
+    config: dict[str, Any]
+    attempt: int
+    out: str
+    engine: str
+    timeout: float | None
+    fallbacks: dict[str, dict[str, Any]]
+
+    @property
+    def trial_id(self) -> str:
+        return trial_id(Path(self.task_dir).name, self.config["name"], self.attempt)
+
+
+def run_job(job: Job) -> dict[str, Any]:
+    """Worker entry point: run one trial; infrastructure failures come back as records, not raises."""
+    fallbacks = {k: AgentConfig(**v) for k, v in job.fallbacks.items()}
+    try:
+        rec = run_trial(load_task(job.task_dir), AgentConfig(**job.config), Path(job.out), attempt=job.attempt,
+                        engine=job.engine, timeout=job.timeout, fallbacks=fallbacks)
+        return rec.model_dump()
+    except Exception as exc:
+        rec = read_trial(RunPaths(Path(job.out)).trial(job.trial_id))
+        if rec is not None and rec.status == "infra_error":
+            return rec.model_dump()
+        return {"id": job.trial_id, "status": "infra_error", "error": f"{type(exc).__name__}: {exc}"}
+
+
+@dataclass
+class BatchResult:
+    out: Path
+    total: int
+    skipped: int
+    counts: dict[str, int] = field(default_factory=dict)
+    executor: str = ""
+    dashboard: str | None = None
+    interrupted: bool = False
+
+
+# --- the lock on a run directory ---------------------------------------------------------------
+
+def _matrix_lock(matrix: Matrix) -> dict[str, Any]:
+    """What a resume must match: everything in the matrix except how it is executed."""
+    return matrix.model_dump(exclude={"engine"})
+
+
+def _describe_change(old: dict[str, Any], new: dict[str, Any]) -> str:
+    diffs = []
+    for key in sorted(set(old) | set(new)):
+        if old.get(key) != new.get(key):
+            if key == "agents":
+                o = {a["name"]: a for a in old.get(key, [])}
+                n = {a["name"]: a for a in new.get(key, [])}
+                for name in sorted(set(o) | set(n)):
+                    if o.get(name) != n.get(name):
+                        what = "added" if name not in o else "removed" if name not in n else "changed"
+                        diffs.append(f"agents[{name}]: {what}")
+            else:
+                diffs.append(f"{key}: {json.dumps(old.get(key))} -> {json.dumps(new.get(key))}")
+    return "; ".join(diffs)
+
+
+def lock_batch(run: RunPaths, matrix: Matrix, tasks: list[Task], resume: bool) -> None:
+    lock = {"matrix": _matrix_lock(matrix), "tasks": {t.id: t.content_hash() for t in tasks}}
+    if run.run_json.is_file():
+        old = read_json(run.run_json)
+        if not resume:
+            raise WorkbenchError(f"{run.root} already holds a run; add --resume to continue it, or use a new --out")
+        if "matrix" not in old:
+            raise WorkbenchError(f"{run.root} holds single `workbench run` trials, not a batch; use a new --out")
+        if old["matrix"] != lock["matrix"]:
+            raise WorkbenchError(f"refusing to resume {run.root}: the matrix changed since the batch started "
+                                 f"({_describe_change(old['matrix'], lock['matrix'])}). Use a new --out.")
+        changed = sorted(t for t, h in lock["tasks"].items() if old["tasks"].get(t) != h)
+        if changed:
+            raise WorkbenchError(f"refusing to resume {run.root}: task content changed since the batch started: "
+                                 f"{', '.join(changed)}. Results would mix task versions; use a new --out.")
+        return
+    if resume:
+        raise WorkbenchError(f"nothing to resume in {run.root} (no run.json); drop --resume to start a batch")
+    atomic_write_json(run.run_json, {**lock, "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+                                     "workbench_version": __version__})
+
+
+@contextmanager
+def exclusive_batch(run: RunPaths) -> Iterator[None]:
+    run.root.mkdir(parents=True, exist_ok=True)
+    with open(run.root / ".batch.lock", "a+") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise WorkbenchError(f"another batch is running on {run.root}") from None
+        yield
+
+
+# --- planning and running ----------------------------------------------------------------------
+
+def plan(matrix: Matrix, task_dirs: list[Path], out: Path, engine: str) -> list[Job]:
+    fallbacks = {a.name: a.model_dump() for a in matrix.agents}
+    jobs = []
+    for d in task_dirs:
+        for cfg in matrix.agents:
+            fb = {cfg.fallback: fallbacks[cfg.fallback]} if cfg.fallback else {}
+            for attempt in range(1, matrix.attempts + 1):
+                jobs.append(Job(str(d), cfg.model_dump(), attempt, str(out), engine, matrix.replay_timeout, fb))
+    return jobs
+
+
+def pending(jobs: list[Job], run: RunPaths, rerun_status: tuple[str, ...]) -> list[Job]:
+    """Jobs to run now: never run, interrupted, or in a status asked to be re-run."""
+    todo = []
+    for job in jobs:
+        rec = read_trial(run.trial(job.trial_id))
+        if rec is None or rec.status == "running" or rec.status in rerun_status:
+            todo.append(job)
+    return todo
+
+
+def run_batch(matrix_path: Path, out: Path, *, executor: str = "local", workers: int = 2,
+              scheduler: str | None = None, resume: bool = False, rerun_status: tuple[str, ...] = (),
+              engine: str | None = None, progress: bool = True) -> BatchResult:
+    from tqdm import tqdm
+
+    bad = set(rerun_status) - set(RERUNNABLE)
+    if bad:
+        raise WorkbenchError(f"--rerun-status accepts {', '.join(RERUNNABLE)}; got {', '.join(sorted(bad))}")
+    matrix, task_dirs = load_matrix(matrix_path)
+    tasks = [load_task(d) for d in task_dirs]
+    run = RunPaths(Path(out).resolve())
+    with exclusive_batch(run):
+        lock_batch(run, matrix, tasks, resume)
+        jobs = plan(matrix, task_dirs, run.root, engine or matrix.engine)
+        todo = pending(jobs, run, rerun_status)
+        store = Store.for_run(run.root)
+        store.rebuild(run.root)  # the index starts from what is on disk, whatever happened before
+        result = BatchResult(out=run.root, total=len(jobs), skipped=len(jobs) - len(todo))
+        counts: Counter[str] = Counter({"skipped": result.skipped})
+        if not todo:
+            result.counts = dict(counts)
+            return result
+        ex = get_executor(executor, workers, scheduler)
+        result.executor, result.dashboard = ex.describe(), getattr(ex, "dashboard", None)
+        if result.dashboard and progress:
+            print(f"dask dashboard: {result.dashboard}", file=sys.stderr)
+        bar = tqdm(total=len(jobs), initial=result.skipped, unit="trial", desc="batch", file=sys.stderr,
+                   disable=not progress)
+        try:
+            for job, res in ex.map_unordered(run_job, todo):
+                status = res.get("status", "infra_error") if isinstance(res, dict) else "infra_error"
+                if not isinstance(res, dict):
+                    log.error("trial %s: worker failed: %s", job.trial_id, res)
+                counts[status] += 1
+                store.upsert_trial(run.trial(job.trial_id).root)
+                bar.update(1)
+                bar.set_postfix({k: v for k, v in sorted(counts.items()) if v})
+        except KeyboardInterrupt:
+            result.interrupted = True
+            ex.abort()
+        else:
+            ex.close()
+        finally:
+            bar.close()
+        result.counts = dict(counts)
+        return result
+
+
+def summary_rows(run_dir: Path) -> list[dict[str, Any]]:
+    """Per configuration: trials, complete, infra errors, mean R, full count (from the index)."""
+    df = Store.for_run(run_dir).frame()
+    rows = []
+    for cfg, g in df.groupby("config", sort=True):
+        done = g[g.status == "complete"]
+        rows.append({"config": cfg, "trials": len(g), "complete": len(done),
+                     "infra_error": int((g.status == "infra_error").sum()),
+                     "mean_R": float(done.R.mean()) if len(done) else None,
+                     "full": int(done.full.fillna(False).astype(bool).sum())})
+    return rows
+
+
+def result_dict(result: BatchResult) -> dict[str, Any]:
+    d = asdict(result)
+    d["out"] = str(result.out)
+    return d

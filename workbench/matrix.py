@@ -1,0 +1,113 @@
+"""The batch matrix (MATRIX.toml): tasks × agent configurations × attempts.
+
+```toml
+tasks = ["tasks/h2-pes"]          # paths relative to this file
+attempts = 2
+engine = "papermill"              # or "inline"; the CLI may override
+replay_timeout = 600              # optional, overrides every task's [replay] timeout_sec
+
+[[agents]]
+name = "fable"                    # the configuration's name (used in trial ids)
+agent = "openai"                  # a registered agent
+model = "fable-5"
+options = { temperature = 0 }
+fallback = "opus"                 # seed 001 §4.1: when this configuration refuses, run "opus" instead
+
+[[agents]]
+name = "opus"
+agent = "openai"
+model = "opus-5"
+```
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from .errors import ValidationProblem, pydantic_problems
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+class AgentConfig(BaseModel):
+    """One agent configuration: which agent, with which model and options, and its fallback."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    agent: str
+    model: str | None = None
+    options: dict[str, Any] = Field(default_factory=dict)
+    fallback: str | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _plain_name(cls, v: str) -> str:
+        if not _NAME.match(v):
+            raise ValueError("use letters, digits, '.', '_' or '-' (it becomes part of trial ids)")
+        return v
+
+    @field_validator("agent")
+    @classmethod
+    def _known_agent(cls, v: str) -> str:
+        from .agents import AGENTS
+
+        if v not in AGENTS:
+            raise ValueError(f"unknown agent {v!r}; known: {', '.join(sorted(AGENTS))}")
+        return v
+
+
+class Matrix(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    tasks: list[str] = Field(min_length=1)
+    attempts: int = Field(default=1, ge=1)
+    agents: list[AgentConfig] = Field(min_length=1)
+    engine: Literal["papermill", "inline"] = "papermill"
+    replay_timeout: float | None = Field(default=None, gt=0)
+
+    @model_validator(mode="after")
+    def _consistent(self):
+        names = [a.name for a in self.agents]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise ValueError(f"agents: duplicate configuration names {dup}")
+        for a in self.agents:
+            if a.fallback is not None and (a.fallback not in names or a.fallback == a.name):
+                raise ValueError(f"agents: {a.name}.fallback = {a.fallback!r} must name another configuration")
+        return self
+
+    def config(self, name: str) -> AgentConfig:
+        return next(a for a in self.agents if a.name == name)
+
+    def digest(self) -> str:
+        return hashlib.sha256(json.dumps(self.model_dump(), sort_keys=True).encode()).hexdigest()
+
+
+def load_matrix(path: Path | str) -> tuple[Matrix, list[Path]]:
+    """The matrix and its task directories (resolved against the matrix file's directory)."""
+    path = Path(path)
+    if not path.is_file():
+        raise ValidationProblem([f"{path}: file not found"])
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ValidationProblem([f"{path}: not valid TOML: {exc}"]) from None
+    try:
+        matrix = Matrix.model_validate(data)
+    except ValidationError as exc:
+        raise ValidationProblem(pydantic_problems(str(path), exc)) from None
+    dirs, problems = [], []
+    for i, t in enumerate(matrix.tasks):
+        d = (path.parent / t).resolve() if not Path(t).is_absolute() else Path(t)
+        if not (d / "task.toml").is_file():
+            problems.append(f"{path}: tasks.{i}: {t!r} is not a task directory (no task.toml in {d})")
+        dirs.append(d)
+    if problems:
+        raise ValidationProblem(problems)
+    return matrix, dirs

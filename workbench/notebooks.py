@@ -1,0 +1,107 @@
+"""The papermill engine: run a stage notebook, keep it as provenance, read back its glued summary.
+
+Start-up: anything importing nbformat imports jsonschema, which imports ``rfc3987_syntax`` when it is
+installed (JupyterLab pulls it in) and compiles ~35 grammars: ~0.9 s per process measured here. The
+workbench blocks that module in its own process before importing papermill; nbformat does not
+need it. Kernels run ``python -m workbench.kernel`` from this interpreter, found through a private
+kernelspec, so a user's own ``python3`` kernelspec is never used by mistake and the kernel dies with
+the process that started it.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import os
+import shutil
+import sys
+import tempfile
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from .errors import WorkbenchError
+
+REPO_NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks" / "stages"
+STAGE_NOTEBOOKS = {
+    "session": "01_agent_session.ipynb",
+    "replay": "02_clean_replay.ipynb",
+    "score": "03_scoring.ipynb",
+    "review": "04_review.ipynb",
+}
+KERNEL_NAME = "python3"
+
+
+class StageNotebookError(WorkbenchError):
+    """A stage notebook raised; the executed notebook (with the traceback) is kept."""
+
+
+def notebooks_dir() -> Path:
+    d = Path(os.environ.get("WORKBENCH_NOTEBOOKS", REPO_NOTEBOOKS))
+    if not d.is_dir():
+        raise WorkbenchError(f"stage notebooks not found in {d} (set WORKBENCH_NOTEBOOKS)")
+    return d
+
+
+def _import_papermill():
+    if "jsonschema" not in sys.modules:
+        sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[assignment]
+    import papermill
+
+    return papermill
+
+
+@cache
+def _kernel_path() -> str:
+    """A private JUPYTER_PATH holding a python3 kernelspec that launches workbench.kernel here."""
+    root = Path(tempfile.mkdtemp(prefix="workbench-jupyter-"))
+    atexit.register(shutil.rmtree, root, True)
+    spec = root / "kernels" / KERNEL_NAME
+    spec.mkdir(parents=True)
+    (spec / "kernel.json").write_text(json.dumps({
+        "argv": [sys.executable, "-m", "workbench.kernel", "-f", "{connection_file}"],
+        "display_name": "Python 3 (workbench)",
+        "language": "python",
+        "env": {"WORKBENCH_KERNEL_PARENT": str(os.getpid()), "PYTHONWARNINGS": "ignore"},
+    }))
+    return str(root)
+
+
+@contextlib.contextmanager
+def _private_kernels():
+    old = os.environ.get("JUPYTER_PATH")
+    os.environ["JUPYTER_PATH"] = _kernel_path() + (os.pathsep + old if old else "")
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("JUPYTER_PATH", None)
+        else:
+            os.environ["JUPYTER_PATH"] = old
+
+
+def read_scraps(path: Path) -> dict[str, Any]:
+    """{name: data} of the scraps glued in an executed notebook."""
+    import scrapbook
+
+    return {name: scrap.data for name, scrap in scrapbook.read_notebook(str(path)).scraps.items()}
+
+
+def run_stage_notebook(stage: str, parameters: dict[str, Any], out_dir: Path, name: str | None = None
+                       ) -> dict[str, Any]:
+    """Execute the stage's notebook into ``out_dir`` and return what it glued under the stage name."""
+    pm = _import_papermill()
+    template = notebooks_dir() / STAGE_NOTEBOOKS[stage]
+    out_dir.mkdir(parents=True, exist_ok=True)
+    out = out_dir / (name or STAGE_NOTEBOOKS[stage])
+    with _private_kernels():
+        try:
+            pm.execute_notebook(str(template), str(out), parameters=parameters, kernel_name=KERNEL_NAME,
+                                progress_bar=False, log_output=False, request_save_on_cell_execute=False)
+        except pm.PapermillExecutionError as exc:
+            raise StageNotebookError(f"{stage} notebook failed: {exc.ename}: {exc.evalue} (see {out})") from None
+    scraps = read_scraps(out)
+    if stage not in scraps:
+        raise StageNotebookError(f"{stage} notebook finished without gluing its summary (see {out})")
+    return scraps[stage]

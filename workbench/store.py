@@ -1,0 +1,149 @@
+"""The results index: trials, leaf scores and stage timings in one database (SQLite file by default).
+
+The trial directories are the source of truth; the index is rebuilt from them by ``workbench index``
+and updated by batches as trials finish. Each trial is written in one transaction that first deletes
+its old rows, so re-indexing or a resumed batch never duplicates an outcome. Any SQLAlchemy URL works
+(``postgresql://...`` for a team sharing one store).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+from sqlalchemy import (
+    Boolean,
+    Column,
+    Float,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    create_engine,
+    delete,
+    insert,
+    select,
+)
+
+from .paths import RunPaths, TrialPaths
+
+log = logging.getLogger(__name__)
+
+metadata = MetaData()
+
+trials = Table(
+    "trials", metadata,
+    Column("trial_id", String(300), primary_key=True),
+    Column("run", String(300)),
+    Column("task", String(200)), Column("config", String(200)), Column("agent", String(100)),
+    Column("model", String(200)), Column("attempt", Integer), Column("engine", String(20)),
+    Column("status", String(20)), Column("delivery", String(20)), Column("agent_status", String(30)),
+    Column("refused", Boolean), Column("fallback_used", String(200)), Column("replay", String(20)),
+    Column("R", Float), Column("full", Boolean), Column("coverage", Float), Column("final", Boolean),
+    Column("needs_rescoring", Boolean), Column("modeling", Float), Column("execution", Float),
+    Column("validation", Float), Column("pending_review", Integer),
+    Column("started_at", String(40)), Column("finished_at", String(40)), Column("error", Text),
+)
+
+leaf_scores = Table(
+    "leaf_scores", metadata,
+    Column("trial_id", String(300), primary_key=True),
+    Column("leaf_id", String(300), primary_key=True),
+    Column("phase", String(20)), Column("effective_weight", Float), Column("score", Float),
+    Column("status", String(30)), Column("method", String(20)), Column("rationale", Text),
+)
+
+stage_timings = Table(
+    "stage_timings", metadata,
+    Column("trial_id", String(300), primary_key=True),
+    Column("stage", String(40), primary_key=True),
+    Column("status", String(20)), Column("seconds", Float), Column("started_at", String(40)),
+    Column("notebook", String(300)),
+)
+
+TABLES = (trials, leaf_scores, stage_timings)
+
+
+def _trial_rows(tp: TrialPaths) -> tuple[dict, list[dict], list[dict]] | None:
+    try:
+        rec = json.loads(tp.trial_json.read_text())
+    except (FileNotFoundError, json.JSONDecodeError):
+        return None
+    cfg, out = rec.get("config", {}), rec.get("outcome", {})
+    phases = out.get("phases") or {}
+    row = {
+        "trial_id": rec["id"], "run": tp.root.parent.parent.name, "task": rec.get("task"),
+        "config": cfg.get("name"), "agent": cfg.get("agent"), "model": cfg.get("model"),
+        "attempt": rec.get("attempt"), "engine": rec.get("engine"), "status": rec.get("status"),
+        "delivery": out.get("delivery"), "agent_status": out.get("agent_status"), "refused": out.get("refused"),
+        "fallback_used": out.get("fallback_used"), "replay": out.get("replay"), "R": out.get("R"),
+        "full": out.get("full"), "coverage": out.get("coverage"), "final": out.get("final"),
+        "needs_rescoring": out.get("needs_rescoring"), "modeling": phases.get("modeling"),
+        "execution": phases.get("execution"), "validation": phases.get("validation"),
+        "pending_review": out.get("pending_review"), "started_at": rec.get("started_at"),
+        "finished_at": rec.get("finished_at"), "error": rec.get("error"),
+    }
+    leaves = []
+    if rec.get("status") == "complete" and tp.scores.is_file():
+        for lf in json.loads(tp.scores.read_text())["leaves"]:
+            leaves.append({"trial_id": rec["id"], "leaf_id": lf["id"], "phase": lf["phase"],
+                           "effective_weight": lf["effective_weight"], "score": lf["score"],
+                           "status": lf["status"], "method": lf["method"], "rationale": lf["rationale"]})
+    timings = [{"trial_id": rec["id"], "stage": k, "status": v.get("status"), "seconds": v.get("seconds"),
+                "started_at": v.get("started_at"), "notebook": v.get("notebook")}
+               for k, v in rec.get("stages", {}).items()]
+    return row, leaves, timings
+
+
+class Store:
+    def __init__(self, url: str):
+        self.url = url
+        self.engine = create_engine(url)
+        metadata.create_all(self.engine)
+
+    @classmethod
+    def for_run(cls, run_dir: Path | str) -> Store:
+        run = RunPaths(Path(run_dir))
+        run.root.mkdir(parents=True, exist_ok=True)
+        return cls(f"sqlite:///{run.results_db.resolve()}")
+
+    def upsert_trial(self, trial_dir: Path | str) -> bool:
+        """(Re)write one trial's rows; False when the directory holds no readable trial.json."""
+        rows = _trial_rows(TrialPaths(Path(trial_dir)))
+        if rows is None:
+            return False
+        row, leaves, timings = rows
+        with self.engine.begin() as conn:
+            for t in TABLES:
+                conn.execute(delete(t).where(t.c.trial_id == row["trial_id"]))
+            conn.execute(insert(trials), [row])
+            if leaves:
+                conn.execute(insert(leaf_scores), leaves)
+            if timings:
+                conn.execute(insert(stage_timings), timings)
+        return True
+
+    def rebuild(self, run_dir: Path | str) -> int:
+        """Replace the index of a run with what its trial directories say; returns trials indexed."""
+        run = RunPaths(Path(run_dir))
+        with self.engine.begin() as conn:
+            for t in TABLES:
+                conn.execute(delete(t))
+        n = 0
+        if run.trials.is_dir():
+            for d in sorted(run.trials.iterdir()):
+                n += self.upsert_trial(d)
+        return n
+
+    def trial_ids(self) -> list[str]:
+        with self.engine.connect() as conn:
+            return [r[0] for r in conn.execute(select(trials.c.trial_id).order_by(trials.c.trial_id))]
+
+    def frame(self, table: str = "trials"):
+        """A table of the index as a pandas DataFrame."""
+        import pandas as pd
+
+        with self.engine.connect() as conn:
+            return pd.read_sql_table(table, conn)
