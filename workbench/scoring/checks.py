@@ -266,8 +266,8 @@ def replay_succeeded(ev: Evidence, p: ReplaySucceeded) -> CheckOutcome:
         raise MissingEvidence("replay/provenance.json", "no replay provenance")
     ok = prov.get("status") == "succeeded"
     why = "; ".join(prov.get("failure_reasons") or []) or f"exit code {prov.get('exit_code')}"
-    return _outcome(ok, f"clean replay {'succeeded' if ok else 'failed'} ({why}, "
-                        f"{prov.get('wall_sec', 0):.1f} s)", ["replay/provenance.json"])
+    # no wall time here: scores depend on the evidence only, timings live in the provenance
+    return _outcome(ok, f"clean replay {'succeeded' if ok else 'failed'} ({why})", ["replay/provenance.json"])
 
 
 class TaskCheck(_Params):
