@@ -1,0 +1,114 @@
+"""Harness overhead per trial (inline vs papermill) and batch throughput (1 vs 2 workers).
+
+Overhead = trial wall time - replay wall time (reproduce.sh in the sandbox) - agent time, i.e. what
+the workbench itself costs. The task is trivial (reproduce.sh writes one file), so the numbers are the
+harness alone. Throughput uses a task whose reproduce.sh sleeps 2 s on one reserved core.
+Ratios are measured in one run of this script (these machines are noisy).
+
+    .venv/bin/python benchmarks/harness_overhead.py [--trials 5] [--batch-trials 8] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from workbench.batch import run_batch
+from workbench.matrix import AgentConfig
+from workbench.paths import RunPaths
+from workbench.pipeline import run_trial
+from workbench.task import load_task
+
+RUBRIC = {"id": "r", "sub_tasks": [
+    {"id": "a", "weight": 1, "task_category": "Modeling", "check": {"kind": "file_exists", "path": "results/x.txt"}},
+    {"id": "b", "weight": 1, "task_category": "Execution", "check": {"kind": "replay_succeeded"}},
+    {"id": "c", "weight": 1, "task_category": "Validation",
+     "check": {"kind": "log_pattern", "pattern": "done"}}]}
+
+
+def make_task(root: Path, reproduce: str) -> Path:
+    for d in ("environment/paper", "environment/starter_submission", "solution", "tests"):
+        (root / d).mkdir(parents=True, exist_ok=True)
+    (root / "task.toml").write_text('[task]\nname = "bench/trivial"\n[environment]\ncpus = 1\nmemory_mb = 1024\n'
+                                    '[replay]\ntimeout_sec = 60\noutputs = ["results"]\n')
+    (root / "instruction.md").write_text("Write results/x.txt.\n")
+    (root / "environment/Dockerfile").write_text("FROM debian:bookworm-slim\n")
+    (root / "environment/starter_submission/reproduce.sh").write_text("exit 1\n")
+    (root / "solution/reproduce.sh").write_text(reproduce)
+    (root / "tests/rubric.json").write_text(json.dumps(RUBRIC))
+    return root
+
+
+def overhead(task_dir: Path, engine: str, n: int, out: Path) -> dict:
+    task = load_task(task_dir)
+    cfg = AgentConfig(name="oracle", agent="oracle")
+    per_trial, per_stage = [], {}
+    for i in range(n):
+        t0 = time.monotonic()
+        rec = run_trial(task, cfg, out / engine, attempt=i + 1, engine=engine)
+        wall = time.monotonic() - t0
+        tp = RunPaths(out / engine).trial(rec.id)
+        replay_wall = json.loads(tp.provenance.read_text())["wall_sec"]
+        agent_wall = json.loads(tp.usage.read_text())["wall_sec"]
+        per_trial.append(wall - replay_wall - agent_wall)
+        for k, st in rec.stages.items():
+            per_stage.setdefault(k, []).append(st.seconds)
+    return {"engine": engine, "trials": n, "overhead_median_s": statistics.median(per_trial),
+            "overhead_all_s": [round(x, 3) for x in per_trial],
+            "stage_median_s": {k: round(statistics.median(v), 3) for k, v in per_stage.items()}}
+
+
+def throughput(task_dir: Path, workers: int, n: int, out: Path) -> dict:
+    matrix = out / f"matrix-{workers}.toml"
+    matrix.write_text(f'tasks = ["{task_dir}"]\nattempts = {n}\nengine = "inline"\n'
+                      '[[agents]]\nname = "oracle"\nagent = "oracle"\n')
+    t0 = time.monotonic()
+    res = run_batch(matrix, out / f"batch-{workers}", workers=workers, progress=False)
+    wall = time.monotonic() - t0
+    assert res.counts.get("complete") == n, res.counts
+    return {"workers": workers, "trials": n, "wall_s": round(wall, 2), "trials_per_min": round(60 * n / wall, 2)}
+
+
+def import_cost(block: bool) -> float:
+    code = ("import sys,time; t=time.monotonic()\n"
+            + ("sys.modules['rfc3987_syntax']=None\n" if block else "")
+            + "import papermill; print(time.monotonic()-t)")
+    return float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--trials", type=int, default=5)
+    ap.add_argument("--batch-trials", type=int, default=8)
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args()
+    base = Path(tempfile.mkdtemp(prefix="wb-bench-"))
+    os.chmod(base, 0o755)
+    fast = make_task(base / "trivial", "mkdir -p results; echo done; echo x > results/x.txt\n")
+    slow = make_task(base / "sleepy", "mkdir -p results; sleep 2; echo done; echo x > results/x.txt\n")
+    results = {"machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]}}
+    results["papermill_import_s"] = {"stock": round(statistics.median(import_cost(False) for _ in range(3)), 3),
+                                     "rfc3987_syntax_blocked": round(statistics.median(import_cost(True)
+                                                                                       for _ in range(3)), 3)}
+    inline = overhead(fast, "inline", args.trials, base / "overhead")
+    paper = overhead(fast, "papermill", args.trials, base / "overhead")
+    results["overhead"] = {"inline": inline, "papermill": paper,
+                           "papermill_minus_inline_s": round(paper["overhead_median_s"] - inline["overhead_median_s"], 3),
+                           "ratio_papermill_over_inline": round(paper["overhead_median_s"] / inline["overhead_median_s"], 2)}
+    one = throughput(slow, 1, args.batch_trials, base)
+    two = throughput(slow, 2, args.batch_trials, base)
+    results["throughput"] = {"1": one, "2": two, "speedup_2_over_1": round(two["trials_per_min"] / one["trials_per_min"], 2)}
+    print(json.dumps(results, indent=2))
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
