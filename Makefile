@@ -28,11 +28,11 @@ demo: install
 
 test: install
 	$(BIN)/workbench env install $(DEMO_TASK)
-	$(BIN)/ruff check workbench tests tasks
+	$(BIN)/ruff check workbench tests tasks benchmarks
 	$(BIN)/python -m pytest
 
 lint: install
-	$(BIN)/ruff check workbench tests tasks
+	$(BIN)/ruff check workbench tests tasks benchmarks
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache

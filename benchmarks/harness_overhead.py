@@ -99,12 +99,13 @@ def main() -> None:
                                                                                        for _ in range(3)), 3)}
     inline = overhead(fast, "inline", args.trials, base / "overhead")
     paper = overhead(fast, "papermill", args.trials, base / "overhead")
-    results["overhead"] = {"inline": inline, "papermill": paper,
-                           "papermill_minus_inline_s": round(paper["overhead_median_s"] - inline["overhead_median_s"], 3),
-                           "ratio_papermill_over_inline": round(paper["overhead_median_s"] / inline["overhead_median_s"], 2)}
+    pm_s, in_s = paper["overhead_median_s"], inline["overhead_median_s"]
+    results["overhead"] = {"inline": inline, "papermill": paper, "papermill_minus_inline_s": round(pm_s - in_s, 3),
+                           "ratio_papermill_over_inline": round(pm_s / in_s, 2)}
     one = throughput(slow, 1, args.batch_trials, base)
     two = throughput(slow, 2, args.batch_trials, base)
-    results["throughput"] = {"1": one, "2": two, "speedup_2_over_1": round(two["trials_per_min"] / one["trials_per_min"], 2)}
+    speedup = round(two["trials_per_min"] / one["trials_per_min"], 2)
+    results["throughput"] = {"1": one, "2": two, "speedup_2_over_1": speedup}
     print(json.dumps(results, indent=2))
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n")
