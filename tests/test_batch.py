@@ -189,6 +189,21 @@ def test_dask_executor_on_a_local_cluster(tmp_path):
     _assert_exactly_once(run, {f"mini__{c}__{a}" for c in ("oracle", "nop") for a in (1, 2)})
 
 
+@pytest.mark.slow
+def test_dask_executor_joins_an_existing_scheduler(tmp_path):
+    from distributed import LocalCluster
+
+    _, matrix = _setup(tmp_path)
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0") as cluster:
+        res = run_batch(matrix, tmp_path / "run", executor="dask", scheduler=cluster.scheduler_address,
+                        engine="inline", progress=False)
+        assert res.counts == {"skipped": 0, "complete": 2}
+        assert cluster.scheduler_address in res.executor
+    with pytest.raises(WorkbenchError, match="--scheduler needs --executor dask"):
+        run_batch(matrix, tmp_path / "other", scheduler="tcp://127.0.0.1:1", engine="inline", progress=False)
+    assert not (tmp_path / "other").exists()  # refused before anything was written
+
+
 def test_fallback_configuration_takes_over_after_a_refusal(tmp_path):
     task = write_task(tmp_path / "mini")
     matrix = tmp_path / "matrix.toml"

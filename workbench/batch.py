@@ -23,7 +23,7 @@ from typing import Any
 
 from . import __version__
 from .errors import WorkbenchError
-from .executors import get_executor
+from .executors import EXECUTORS, get_executor
 from .io import atomic_write_json, read_json
 from .matrix import AgentConfig, Matrix, load_matrix
 from .paths import RunPaths
@@ -162,6 +162,10 @@ def run_batch(matrix_path: Path, out: Path, *, executor: str = "local", workers:
               engine: str | None = None, progress: bool = True) -> BatchResult:
     from tqdm import tqdm
 
+    if executor not in EXECUTORS:
+        raise WorkbenchError(f"unknown executor {executor!r}; known: {', '.join(sorted(EXECUTORS))}")
+    if scheduler and executor != "dask":
+        raise WorkbenchError("--scheduler needs --executor dask")
     bad = set(rerun_status) - set(RERUNNABLE)
     if bad:
         raise WorkbenchError(f"--rerun-status accepts {', '.join(RERUNNABLE)}; got {', '.join(sorted(bad))}")
