@@ -110,9 +110,9 @@ def demo_task():
     return task
 
 
-DEMO_MATRIX = """
+MATRIX = """
 tasks = ["{task}"]
-attempts = 2
+attempts = {attempts}
 [[agents]]
 name = "oracle"
 agent = "oracle"
@@ -129,7 +129,7 @@ def demo_batch(demo_task, tmp_path_factory):
 
     root = tmp_path_factory.mktemp("demo-batch")
     matrix = root / "matrix.toml"
-    matrix.write_text(DEMO_MATRIX.format(task=DEMO))
+    matrix.write_text(MATRIX.format(task=DEMO, attempts=2))
     result = run_batch(matrix, root / "run", workers=2, progress=False)
     return root / "run", result
 

@@ -14,23 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, write_task
+from tests.conftest import MATRIX, REPO, write_task
 from workbench.batch import run_batch
 from workbench.errors import ValidationProblem, WorkbenchError
 from workbench.matrix import load_matrix
 from workbench.paths import RunPaths
 from workbench.store import Store
-
-MATRIX = """
-tasks = ["{task}"]
-attempts = {attempts}
-[[agents]]
-name = "oracle"
-agent = "oracle"
-[[agents]]
-name = "nop"
-agent = "nop"
-"""
 
 SLOW_SOLUTION = ('sleep 2\nmkdir -p results\necho \'{"value": 42}\' > results/value.json\n'
                  'echo fine > results/log.txt\n')

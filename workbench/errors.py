@@ -27,3 +27,23 @@ def pydantic_problems(file: str, exc) -> list[str]:
         msg = err.get("msg", "invalid")
         out.append(f"{file}: {loc}: {msg}")
     return out
+
+
+def load_toml_model(path, model):
+    """Parse a TOML file into a pydantic model; every problem names the file (and the field)."""
+    import tomllib
+    from pathlib import Path
+
+    from pydantic import ValidationError
+
+    path = Path(path)
+    if not path.is_file():
+        raise ValidationProblem([f"{path}: file not found"])
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ValidationProblem([f"{path}: not valid TOML: {exc}"]) from None
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise ValidationProblem(pydantic_problems(str(path), exc)) from None

@@ -22,16 +22,13 @@ model = "opus-5"
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
-import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from .errors import ValidationProblem, pydantic_problems
+from .errors import ValidationProblem, load_toml_model
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
@@ -85,23 +82,11 @@ class Matrix(BaseModel):
     def config(self, name: str) -> AgentConfig:
         return next(a for a in self.agents if a.name == name)
 
-    def digest(self) -> str:
-        return hashlib.sha256(json.dumps(self.model_dump(), sort_keys=True).encode()).hexdigest()
-
 
 def load_matrix(path: Path | str) -> tuple[Matrix, list[Path]]:
     """The matrix and its task directories (resolved against the matrix file's directory)."""
     path = Path(path)
-    if not path.is_file():
-        raise ValidationProblem([f"{path}: file not found"])
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ValidationProblem([f"{path}: not valid TOML: {exc}"]) from None
-    try:
-        matrix = Matrix.model_validate(data)
-    except ValidationError as exc:
-        raise ValidationProblem(pydantic_problems(str(path), exc)) from None
+    matrix = load_toml_model(path, Matrix)
     dirs, problems = [], []
     for i, t in enumerate(matrix.tasks):
         d = (path.parent / t).resolve() if not Path(t).is_absolute() else Path(t)

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import logging
-import tomllib
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from pydantic import ValidationError
-
-from ..errors import ValidationProblem, WorkbenchError, pydantic_problems
+from ..errors import WorkbenchError, load_toml_model
 from ..io import digest_of, tree_hashes
 from ..paths import TaskPaths
 from ..rubric import Rubric, load_rubric
@@ -44,17 +41,7 @@ class Task:
 
 
 def load_config(path: Path) -> TaskConfig:
-    path = Path(path)
-    if not path.is_file():
-        raise ValidationProblem([f"{path}: file not found"])
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ValidationProblem([f"{path}: not valid TOML: {exc}"]) from None
-    try:
-        return TaskConfig.model_validate(data)
-    except ValidationError as exc:
-        raise ValidationProblem(pydantic_problems(str(path), exc)) from None
+    return load_toml_model(path, TaskConfig)
 
 
 def load_task(root: Path | str) -> Task:
