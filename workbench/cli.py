@@ -64,12 +64,52 @@ def task_check(paths: list[Path] = typer.Argument(..., help="Task directories (o
 
 
 @task_app.command("list")
-def task_list(directory: Path = typer.Argument(Path("tasks"), help="Directory holding task packages.")):
+def task_list(directory: Path = typer.Argument(Path("tasks"), help="Directory holding task packages."),
+              long: bool = typer.Option(False, "--long", "-l", help="Field, leaves and validation too.")):
     """Print one task id per line."""
-    from .task import find_tasks
+    from .task import find_tasks, load_task
+    from .task.records import ValidationRecord
 
     for t in find_tasks(directory):
-        typer.echo(t.name)
+        if not long:
+            typer.echo(t.name)
+            continue
+        task = load_task(t)
+        v = task.paths.tests / "validation.json"
+        rec = ValidationRecord.model_validate_json(v.read_text()) if v.is_file() else None
+        state = (f"validated {'ok' if rec.passed else 'FAILED'}, reference replay {rec.reference_replay_sec:.1f} s"
+                 if rec else "not validated")
+        typer.echo(f"{task.id:<24}{task.config.metadata.field or '-':<32}{len(task.rubric.leaves):>4} leaves  {state}")
+
+
+@task_app.command("validate")
+def task_validate(paths: list[Path] = typer.Argument(..., help="Task directories (or a directory of tasks)."),
+                  no_install: bool = typer.Option(False, "--no-install", help="Do not install environments.")):
+    """Construction checks: reference replays, nop, calibration submissions, determinism, replay time."""
+    from .task import find_tasks, load_task
+    from .task.validate import validate_task
+
+    failed = False
+    targets = [t for p in paths for t in find_tasks(p)]
+    for t in targets:
+        rec = validate_task(load_task(t), install=not no_install)
+        verdict = "ok" if rec.passed else "FAILED"
+        typer.echo(f"{verdict}  {rec.task}  (reference replay {rec.reference_replay_sec:.1f} s)")
+        for c in rec.checks:
+            typer.echo(f"  [{'x' if c.passed else ' '}] {c.name}: {c.detail}")
+        failed |= not rec.passed
+    raise typer.Exit(1 if failed else 0)
+
+
+@task_app.command("freeze")
+def task_freeze(task_dir: Path):
+    """Record the content hashes of a validated task (tests/freeze.json); later changes fail `task check`."""
+    from .task import load_task
+    from .task.validate import freeze_task
+
+    rec = freeze_task(load_task(task_dir))
+    typer.echo(f"frozen {rec.task}: {len(rec.files)} files, digest {rec.content_hash[:16]}, "
+               f"reviewers: {', '.join(rec.reviewers) or 'none'}")
 
 
 # --- rubric ------------------------------------------------------------------------------------

@@ -94,4 +94,33 @@ def check_task(root: Path | str) -> Report:
         warnings.append(f"{paths.solution}/reproduce.sh: missing; the oracle agent cannot run this task")
     if not (paths.paper_dir / "paper.md").is_file():
         warnings.append(f"{paths.paper_dir}/paper.md: missing; agents get no paper")
+    if config is not None and not errors:
+        _check_construction(paths, config, errors, warnings)
     return Report(paths.root, errors, warnings)
+
+
+def _check_construction(paths: TaskPaths, config, errors: list[str], warnings: list[str]) -> None:
+    """The construction records: a frozen task must not change; validation and reviews are reported."""
+    from .package import Task
+    from .records import ValidationRecord
+    from .validate import frozen_changes, load_determinism, load_reviews
+
+    task = Task(paths, config)
+    try:
+        load_determinism(task)
+        reviewers = load_reviews(task).reviewers
+    except ValidationProblem as exc:
+        errors.extend(exc.problems)
+        return
+    changed = frozen_changes(task)
+    if changed:
+        errors.append(f"{paths.tests / 'freeze.json'}: the task changed since it was frozen: {', '.join(changed[:8])}")
+    vpath = paths.tests / "validation.json"
+    if vpath.is_file():
+        record = ValidationRecord.model_validate_json(vpath.read_text())
+        if record.content_hash != task.content_hash():
+            warnings.append(f"{vpath}: stale (the task changed since it was validated)")
+        elif not record.passed:
+            warnings.append(f"{vpath}: the last validation failed")
+    if len(reviewers) < 2:
+        warnings.append(f"{paths.tests / 'review.toml'}: {len(reviewers)} of 2 expert review sign-offs")

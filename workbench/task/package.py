@@ -35,9 +35,16 @@ class Task:
     def rubric(self) -> Rubric:
         return load_rubric(self.paths.rubric)
 
+    def file_hashes(self) -> dict[str, str]:
+        """Every file of the package (public and private) except construction records and caches."""
+        from .records import RECORD_FILES
+
+        return {k: v for k, v in tree_hashes(self.root).items()
+                if k not in RECORD_FILES and "__pycache__" not in k.split("/")}
+
     def content_hash(self) -> str:
-        """Digest of every file in the package (public and private): the lock a run records."""
-        return digest_of(tree_hashes(self.root, exclude_top=("__pycache__",)))
+        """Digest of the package's files: the lock a run records (construction records excluded)."""
+        return digest_of(self.file_hashes())
 
 
 def load_config(path: Path) -> TaskConfig:

@@ -1,0 +1,88 @@
+"""Construction records kept in a task's tests/ (seed 001 §3.3): one pydantic model per file.
+
+    tests/determinism.toml   what may differ between two reference replays, and by how much (authored)
+    tests/review.toml        expert review sign-offs: who, when, what (authored)
+    tests/validation.json    the last `workbench task validate` result (written)
+    tests/freeze.json        content hashes recorded by `workbench task freeze` (written)
+
+None of these change how a task is scored, so they are left out of the task's content hash: validating
+or signing a review does not make a running batch see a "changed task".
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+RECORD_FILES = ("tests/determinism.toml", "tests/review.toml", "tests/validation.json", "tests/freeze.json")
+
+
+class Tolerance(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    rel: float = Field(default=0.0, ge=0)
+    abs: float = Field(default=0.0, ge=0)
+
+
+class Determinism(BaseModel):
+    """tests/determinism.toml: evidence files allowed to differ between two reference replays."""
+
+    model_config = ConfigDict(extra="forbid")
+    ignore: list[str] = Field(default_factory=list, description="globs (evidence paths) whose bytes may differ")
+    tolerances: dict[str, Tolerance] = Field(default_factory=dict,
+                                             description="glob -> numeric tolerance for CSV/JSON files")
+    reason: str = ""
+
+
+class Review(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    reviewer: str = Field(min_length=1)
+    date: dt.date
+    scope: str = Field(min_length=1, description="what was reviewed: science, fairness, rubric, ...")
+    verdict: str = "approved"
+    notes: str = ""
+
+
+class ReviewLog(BaseModel):
+    """tests/review.toml: [[review]] entries."""
+
+    model_config = ConfigDict(extra="forbid")
+    review: list[Review] = Field(default_factory=list)
+
+    @property
+    def reviewers(self) -> list[str]:
+        return sorted({r.reviewer for r in self.review if r.verdict == "approved"})
+
+
+class CheckResult(BaseModel):
+    name: str
+    passed: bool
+    detail: str
+
+
+class ValidationRecord(BaseModel):
+    """tests/validation.json"""
+
+    task: str
+    content_hash: str
+    passed: bool
+    checks: list[CheckResult]
+    runs: dict[str, dict[str, Any]]
+    determinism: dict[str, Any]
+    reference_replay_sec: float
+    environment_digest: str
+    validated_at: str
+    workbench_version: str
+
+
+class FreezeRecord(BaseModel):
+    """tests/freeze.json"""
+
+    task: str
+    content_hash: str
+    files: dict[str, str]
+    validation_passed: bool
+    reviewers: list[str]
+    frozen_at: str
+    workbench_version: str

@@ -1,0 +1,217 @@
+"""`workbench task validate` and `workbench task freeze`: the construction pipeline's checks (seed §3.3).
+
+Validation replays the reference solution twice, the starter (nop) and every calibration submission in
+clean sandboxes, scores them, and checks: oracle R > 0.9; nop R = 0; each partial strictly between
+the best invalid and the oracle; each invalid < 0.3; the two reference replays agree (identical
+evidence, or within the tolerances tests/determinism.toml declares) and score identically; the
+reference replay fits the time budget. The record goes to tests/validation.json.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import logging
+import math
+import shutil
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from .. import __version__
+from ..env import env_info, install_env
+from ..errors import WorkbenchError, load_toml_model
+from ..evidence import make_writable
+from ..io import atomic_write_json, iter_files, sha256_file
+from ..replay import replay
+from ..scoring import score_trial
+from .package import Task
+from .records import CheckResult, Determinism, FreezeRecord, ReviewLog, ValidationRecord
+
+log = logging.getLogger(__name__)
+
+MAX_REFERENCE_SEC = 180.0
+INVALID_MAX = 0.3
+
+
+def load_determinism(task: Task) -> Determinism:
+    p = task.paths.tests / "determinism.toml"
+    return load_toml_model(p, Determinism) if p.is_file() else Determinism()
+
+
+def load_reviews(task: Task) -> ReviewLog:
+    p = task.paths.tests / "review.toml"
+    return load_toml_model(p, ReviewLog) if p.is_file() else ReviewLog()
+
+
+def calibration_submissions(task: Task) -> dict[str, Path]:
+    """calibration/<kind>[-name]/ directories holding a reproduce.sh: kind is partial or invalid."""
+    root = task.paths.calibration
+    if not root.is_dir():
+        return {}
+    return {f"calibration/{d.name}": d for d in sorted(root.iterdir())
+            if d.is_dir() and (d / "reproduce.sh").is_file()}
+
+
+def _kind(name: str) -> str:
+    return Path(name).name.split("-", 1)[0]
+
+
+def _numbers(obj: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(obj, dict):
+        out: dict[str, Any] = {}
+        for k, v in obj.items():
+            out.update(_numbers(v, f"{prefix}.{k}"))
+        return out
+    if isinstance(obj, list):
+        out = {}
+        for i, v in enumerate(obj):
+            out.update(_numbers(v, f"{prefix}[{i}]"))
+        return out
+    return {prefix: obj}
+
+
+def _within(a: Path, b: Path, tol) -> tuple[bool, str]:
+    """Compare two JSON or CSV files value by value: numbers within tolerance, the rest equal."""
+    def close(x, y) -> bool:
+        numbers = all(isinstance(v, int | float) and not isinstance(v, bool) for v in (x, y))
+        if not numbers:
+            return x == y
+        return math.isclose(x, y, rel_tol=tol.rel, abs_tol=tol.abs)
+
+    if a.suffix == ".json":
+        va, vb = _numbers(json.loads(a.read_text())), _numbers(json.loads(b.read_text()))
+    elif a.suffix == ".csv":
+        import pandas as pd
+
+        da, db = pd.read_csv(a), pd.read_csv(b)
+        if list(da.columns) != list(db.columns) or da.shape != db.shape:
+            return False, "different columns or shape"
+        va = {f"{c}[{i}]": v for c in da.columns for i, v in enumerate(da[c].tolist())}
+        vb = {f"{c}[{i}]": v for c in db.columns for i, v in enumerate(db[c].tolist())}
+    else:
+        return False, "tolerances apply to .json and .csv files only"
+    if va.keys() != vb.keys():
+        return False, "different structure"
+    bad = [k for k in va if not close(va[k], vb[k])]
+    return not bad, (f"{len(bad)} value(s) outside tolerance, e.g. {bad[0]}: {va[bad[0]]} vs {vb[bad[0]]}"
+                     if bad else "within tolerance")
+
+
+def compare_evidence(a: Path, b: Path, spec: Determinism) -> dict[str, Any]:
+    """Evidence of two reference replays: identical files, files within tolerance, and the rest."""
+    def files(root: Path) -> dict[str, Path]:
+        return {p.relative_to(root).as_posix(): p for p in iter_files(root)
+                if p.is_file() and not p.is_symlink() and p.name != "MANIFEST.sha256"}
+
+    fa, fb = files(a), files(b)
+    identical, tolerated, ignored, differing = 0, [], [], []
+    for rel in sorted(set(fa) | set(fb)):
+        if any(fnmatch.fnmatchcase(rel, g) for g in spec.ignore):
+            ignored.append(rel)
+            continue
+        if rel not in fa or rel not in fb:
+            differing.append(f"{rel}: only in one replay")
+        elif sha256_file(fa[rel]) == sha256_file(fb[rel]):
+            identical += 1
+        else:
+            tol = next((t for g, t in spec.tolerances.items() if fnmatch.fnmatchcase(rel, g)), None)
+            if tol is None:
+                differing.append(f"{rel}: bytes differ and no tolerance is declared")
+            else:
+                ok, why = _within(fa[rel], fb[rel], tol)
+                (tolerated if ok else differing).append(f"{rel}: {why}")
+    return {"identical": identical, "within_tolerance": tolerated, "ignored": ignored, "differing": differing}
+
+
+def _replay_and_score(task: Task, submission: Path, trial: Path, timeout: float | None) -> dict[str, Any]:
+    prov = replay(task, submission, trial, timeout=timeout)
+    scores = score_trial(task, trial)
+    return {"R": scores.R, "full": scores.full, "coverage": scores.coverage, "replay": prov.status,
+            "replay_wall_sec": prov.wall_sec, "failure_reasons": prov.failure_reasons,
+            "leaf_scores": {lf.id: lf.score for lf in scores.leaves}}
+
+
+def validate_task(task: Task, *, workdir: Path | None = None, install: bool = True,
+                  max_reference_sec: float = MAX_REFERENCE_SEC) -> ValidationRecord:
+    if install:
+        install_env(task)
+    env = env_info(task)
+    subs = calibration_submissions(task)
+    if not (task.paths.solution / "reproduce.sh").is_file():
+        raise WorkbenchError(f"{task.paths.solution}: no reproduce.sh; the task cannot be validated")
+    if not any(_kind(n) == "invalid" for n in subs) or not any(_kind(n) == "partial" for n in subs):
+        raise WorkbenchError(f"{task.paths.calibration}: needs at least one partial* and one invalid* submission")
+    spec = load_determinism(task)
+    base = Path(tempfile.mkdtemp(prefix=f"validate-{task.id}-", dir=workdir))
+    timeout = task.config.replay.timeout_sec
+    runs: dict[str, dict[str, Any]] = {}
+    try:
+        for name, sub in [("oracle-1", task.paths.solution), ("oracle-2", task.paths.solution),
+                          ("nop", task.paths.starter), *subs.items()]:
+            log.info("validate %s: %s", task.id, name)
+            runs[name] = _replay_and_score(task, sub, base / name.replace("/", "_"), timeout)
+        det = compare_evidence(base / "oracle-1" / "evidence", base / "oracle-2" / "evidence", spec)
+    finally:
+        make_writable(base)
+        shutil.rmtree(base, ignore_errors=True)
+
+    o1, o2, nop = runs["oracle-1"], runs["oracle-2"], runs["nop"]
+    invalid = {n: r["R"] for n, r in runs.items() if _kind(n) == "invalid"}
+    partial = {n: r["R"] for n, r in runs.items() if _kind(n) == "partial"}
+    ref_sec = max(o1["replay_wall_sec"], o2["replay_wall_sec"])
+    best_invalid = max(invalid.values())
+    checks = [
+        CheckResult(name="oracle R > 0.9", passed=o1["R"] > 0.9 and o2["R"] > 0.9,
+                    detail=f"R = {o1['R']:.4f}, {o2['R']:.4f} (replays {o1['replay']}, {o2['replay']})"),
+        CheckResult(name="nop R = 0", passed=nop["R"] == 0, detail=f"R = {nop['R']:.4f}"),
+        CheckResult(name="invalid < 0.3", passed=all(r < INVALID_MAX for r in invalid.values()),
+                    detail=", ".join(f"{n} R = {r:.4f}" for n, r in invalid.items())),
+        CheckResult(name="invalid < partial < oracle",
+                    passed=all(best_invalid < r < min(o1["R"], o2["R"]) for r in partial.values()),
+                    detail=", ".join(f"{n} R = {r:.4f}" for n, r in partial.items())
+                    + f" (best invalid {best_invalid:.4f}, oracle {min(o1['R'], o2['R']):.4f})"),
+        CheckResult(name="reference replays agree",
+                    passed=not det["differing"] and o1["leaf_scores"] == o2["leaf_scores"],
+                    detail=f"{det['identical']} identical, {len(det['within_tolerance'])} within tolerance, "
+                           f"{len(det['ignored'])} ignored; " + ("; ".join(det["differing"][:5]) or "no differences")
+                           + ("" if o1["leaf_scores"] == o2["leaf_scores"] else "; leaf scores differ")),
+        CheckResult(name=f"reference replay <= {max_reference_sec:.0f} s", passed=ref_sec <= max_reference_sec,
+                    detail=f"{ref_sec:.1f} s on {task.config.environment.cpus} core(s)"),
+    ]
+    record = ValidationRecord(
+        task=task.id, content_hash=task.content_hash(), passed=all(c.passed for c in checks), checks=checks,
+        runs={n: {k: v for k, v in r.items() if k != "leaf_scores"} for n, r in runs.items()},
+        determinism=det, reference_replay_sec=round(ref_sec, 2), environment_digest=env["digest"],
+        validated_at=datetime.now(UTC).isoformat(timespec="seconds"), workbench_version=__version__)
+    atomic_write_json(task.paths.tests / "validation.json", record.model_dump())
+    return record
+
+
+def freeze_task(task: Task) -> FreezeRecord:
+    """Record the content hashes of a validated task; refuses when validation is missing or stale."""
+    vpath = task.paths.tests / "validation.json"
+    if not vpath.is_file():
+        raise WorkbenchError(f"{task.id}: not validated yet; run `workbench task validate {task.root}` first")
+    record = ValidationRecord.model_validate_json(vpath.read_text())
+    digest = task.content_hash()
+    if record.content_hash != digest:
+        raise WorkbenchError(f"{task.id}: changed since it was validated; validate it again before freezing")
+    if not record.passed:
+        raise WorkbenchError(f"{task.id}: its last validation failed; it cannot be frozen")
+    frozen = FreezeRecord(task=task.id, content_hash=digest, files=task.file_hashes(), validation_passed=True,
+                          reviewers=load_reviews(task).reviewers,
+                          frozen_at=datetime.now(UTC).isoformat(timespec="seconds"), workbench_version=__version__)
+    atomic_write_json(task.paths.tests / "freeze.json", frozen.model_dump())
+    return frozen
+
+
+def frozen_changes(task: Task) -> list[str]:
+    """Files changed, added or removed since the task was frozen (empty when unfrozen or unchanged)."""
+    p = task.paths.tests / "freeze.json"
+    if not p.is_file():
+        return []
+    frozen = FreezeRecord.model_validate_json(p.read_text()).files
+    now = task.file_hashes()
+    return sorted(k for k in set(frozen) | set(now) if frozen.get(k) != now.get(k))
