@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# CALIBRATION (partial): converged LDA energies at 5 lattice constants and a quadratic fit for a0 only:
+# no bulk modulus, no convergence studies, no figure.
+set -euo pipefail
+cd "$(dirname "$0")"
+python3 src/a0_only.py
