@@ -6,7 +6,7 @@ DEMO_TASK := tasks/h2-pes
 SUDO   := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 APT_PACKAGES := bubblewrap util-linux python3-venv
 
-.PHONY: install system demo test lint clean
+.PHONY: install system demo test validate lint clean
 
 install: system $(BIN)/workbench
 
@@ -30,6 +30,11 @@ test: install
 	$(BIN)/workbench env install $(DEMO_TASK)
 	$(BIN)/ruff check workbench tests tasks benchmarks
 	$(BIN)/python -m pytest
+	$(BIN)/workbench task validate --no-record tasks
+
+# Re-run every task's construction checks and rewrite their records (tests/validation.json).
+validate: install
+	$(BIN)/workbench task validate tasks
 
 lint: install
 	$(BIN)/ruff check workbench tests tasks benchmarks

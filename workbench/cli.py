@@ -84,7 +84,9 @@ def task_list(directory: Path = typer.Argument(Path("tasks"), help="Directory ho
 
 @task_app.command("validate")
 def task_validate(paths: list[Path] = typer.Argument(..., help="Task directories (or a directory of tasks)."),
-                  no_install: bool = typer.Option(False, "--no-install", help="Do not install environments.")):
+                  no_install: bool = typer.Option(False, "--no-install", help="Do not install environments."),
+                  no_record: bool = typer.Option(False, "--no-record",
+                                                 help="Check only; do not rewrite tests/validation.json.")):
     """Construction checks: reference replays, nop, calibration submissions, determinism, replay time."""
     from .task import find_tasks, load_task
     from .task.validate import validate_task
@@ -92,7 +94,7 @@ def task_validate(paths: list[Path] = typer.Argument(..., help="Task directories
     failed = False
     targets = [t for p in paths for t in find_tasks(p)]
     for t in targets:
-        rec = validate_task(load_task(t), install=not no_install)
+        rec = validate_task(load_task(t), install=not no_install, write=not no_record)
         verdict = "ok" if rec.passed else "FAILED"
         typer.echo(f"{verdict}  {rec.task}  (reference replay {rec.reference_replay_sec:.1f} s)")
         for c in rec.checks:

@@ -133,7 +133,7 @@ def _replay_and_score(task: Task, submission: Path, trial: Path, timeout: float 
             "leaf_scores": {lf.id: lf.score for lf in scores.leaves}}
 
 
-def validate_task(task: Task, *, workdir: Path | None = None, install: bool = True,
+def validate_task(task: Task, *, workdir: Path | None = None, install: bool = True, write: bool = True,
                   max_reference_sec: float = MAX_REFERENCE_SEC) -> ValidationRecord:
     if install:
         install_env(task)
@@ -180,13 +180,14 @@ def validate_task(task: Task, *, workdir: Path | None = None, install: bool = Tr
         CheckResult(name=f"reference replay <= {max_reference_sec:.0f} s", passed=ref_sec <= max_reference_sec,
                     detail=f"{ref_sec:.1f} s on {task.config.environment.cpus} core(s)"),
     ]
-    record = ValidationRecord(
+    result = ValidationRecord(
         task=task.id, content_hash=task.content_hash(), passed=all(c.passed for c in checks), checks=checks,
         runs={n: {k: v for k, v in r.items() if k != "leaf_scores"} for n, r in runs.items()},
         determinism=det, reference_replay_sec=round(ref_sec, 2), environment_digest=env["digest"],
         validated_at=datetime.now(UTC).isoformat(timespec="seconds"), workbench_version=__version__)
-    atomic_write_json(task.paths.tests / "validation.json", record.model_dump())
-    return record
+    if write:
+        atomic_write_json(task.paths.tests / "validation.json", result.model_dump())
+    return result
 
 
 def freeze_task(task: Task) -> FreezeRecord:

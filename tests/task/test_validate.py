@@ -1,0 +1,139 @@
+"""The construction pipeline's checks on small synthetic tasks, and the bundled suite's shape."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import REPO, write_task
+from workbench.errors import WorkbenchError
+from workbench.evidence import freeze
+from workbench.task import find_tasks, load_task
+from workbench.task.check import check_task
+from workbench.task.records import Determinism, Tolerance
+from workbench.task.validate import compare_evidence, freeze_task, frozen_changes, validate_task
+
+PARTIAL = 'mkdir -p results\necho \'{"value": 42}\' > results/value.json\n'  # no log.txt
+INVALID = 'mkdir -p results\necho \'{"value": 7}\' > results/value.json\nexit 1\n'
+RUBRIC = {"id": "r", "sub_tasks": [
+    {"id": "m1", "weight": 1, "task_category": "Modeling", "check": {"kind": "file_exists", "path": "results/value.json"}},
+    {"id": "e1", "weight": 1, "task_category": "Execution", "check": {"kind": "replay_succeeded"}},
+    {"id": "v1", "weight": 1, "task_category": "Validation",
+     "check": {"kind": "json_value", "path": "results/value.json", "key": "value", "target": 42}},
+    {"id": "v2", "weight": 1, "task_category": "Validation", "check": {"kind": "file_exists", "path": "results/log.txt"}},
+]}
+
+
+def _calibrated(tmp_path, partial=PARTIAL, invalid=INVALID):
+    root = write_task(tmp_path / "task", rubric=RUBRIC)
+    for name, script in (("partial", partial), ("invalid", invalid)):
+        (root / "calibration" / name).mkdir(parents=True)
+        (root / "calibration" / name / "reproduce.sh").write_text(script)
+    return load_task(root)
+
+
+def test_a_well_calibrated_task_validates_and_records_it(tmp_path):
+    task = _calibrated(tmp_path)
+    rec = validate_task(task, install=False)
+    assert rec.passed, [c for c in rec.checks if not c.passed]
+    assert {c.name for c in rec.checks} >= {"oracle R > 0.9", "nop R = 0", "invalid < 0.3", "reference replays agree"}
+    assert (rec.runs["oracle-1"]["R"], rec.runs["calibration/partial"]["R"], rec.runs["calibration/invalid"]["R"],
+            rec.runs["nop"]["R"]) == pytest.approx((1.0, 0.75, 0.25, 0.0))
+    on_disk = json.loads((task.paths.tests / "validation.json").read_text())
+    assert on_disk["passed"] and on_disk["content_hash"] == task.content_hash()
+    assert set(on_disk["runs"]) == {"oracle-1", "oracle-2", "nop", "calibration/partial", "calibration/invalid"}
+
+
+def test_validation_fails_when_calibration_is_out_of_order(tmp_path):
+    # an "invalid" package that is in fact fully right must fail the construction checks
+    task = _calibrated(tmp_path, invalid='mkdir -p results\necho \'{"value": 42}\' > results/value.json\n'
+                                        'echo x > results/log.txt\n')
+    rec = validate_task(task, install=False, write=False)
+    failed = {c.name for c in rec.checks if not c.passed}
+    assert failed == {"invalid < 0.3", "invalid < partial < oracle"}
+    assert not (task.paths.tests / "validation.json").exists()  # write=False leaves no record
+
+
+def test_calibration_is_required(tmp_path):
+    task = load_task(write_task(tmp_path / "task"))
+    with pytest.raises(WorkbenchError, match="needs at least one partial"):
+        validate_task(task, install=False)
+
+
+def _frozen_evidence(tmp_path, name, files):
+    stage = tmp_path / f"stage-{name}"
+    for rel, text in files.items():
+        (stage / rel).parent.mkdir(parents=True, exist_ok=True)
+        (stage / rel).write_text(text)
+    freeze(stage, tmp_path / name)
+    return tmp_path / name
+
+
+def test_evidence_comparison_uses_declared_tolerances(tmp_path):
+    a = _frozen_evidence(tmp_path, "a", {"submission/results/x.csv": "f,v\n1,0.1000001\n", "replay/stdout.log": "t=1s",
+                                         "submission/results/y.json": '{"v": [1.0, 2.0]}'})
+    b = _frozen_evidence(tmp_path, "b", {"submission/results/x.csv": "f,v\n1,0.1000002\n", "replay/stdout.log": "t=2s",
+                                         "submission/results/y.json": '{"v": [1.0, 2.5]}'})
+    strict = compare_evidence(a, b, Determinism())
+    assert len(strict["differing"]) == 3
+    loose = compare_evidence(a, b, Determinism(ignore=["replay/*"], tolerances={
+        "submission/results/*.csv": Tolerance(abs=1e-6), "submission/results/*.json": Tolerance(abs=1e-6)}))
+    assert loose["ignored"] == ["replay/stdout.log"]
+    assert [d.split(":")[0] for d in loose["differing"]] == ["submission/results/y.json"]
+    assert "1 value(s) outside tolerance" in loose["differing"][0]
+
+
+def test_freeze_needs_a_current_passing_validation_and_then_guards_the_task(tmp_path):
+    task = _calibrated(tmp_path)
+    with pytest.raises(WorkbenchError, match="not validated yet"):
+        freeze_task(task)
+    validate_task(task, install=False)
+    (task.paths.tests / "review.toml").write_text(
+        '[[review]]\nreviewer = "A. Expert"\ndate = 2026-11-30\nscope = "science"\n'
+        '[[review]]\nreviewer = "B. Expert"\ndate = 2026-12-01\nscope = "rubric"\n')
+    rec = freeze_task(task)  # review.toml is a construction record: it does not invalidate validation
+    assert rec.reviewers == ["A. Expert", "B. Expert"] and rec.validation_passed
+    assert check_task(task.root).ok
+    assert not [w for w in check_task(task.root).warnings if "review" in w or "validation" in w]
+    (task.root / "instruction.md").write_text("Something else entirely.\n")
+    assert frozen_changes(task) == ["instruction.md"]
+    rep = check_task(task.root)
+    assert not rep.ok and "changed since it was frozen: instruction.md" in rep.errors[0]
+    with pytest.raises(WorkbenchError, match="changed since it was validated"):
+        freeze_task(task)
+
+
+def test_malformed_review_log_is_a_named_error(tmp_path):
+    root = write_task(tmp_path / "task")
+    (root / "tests" / "review.toml").write_text('[[review]]\nreviewer = ""\ndate = "yesterday"\n')
+    errors = "\n".join(check_task(root).errors)
+    assert "review.toml: review.0.reviewer" in errors and "review.0.date" in errors and "review.0.scope" in errors
+
+
+BUNDLED = find_tasks(REPO / "tasks")
+
+
+def test_the_bundled_suite_spans_seven_tasks_in_six_fields():
+    tasks = [load_task(t) for t in BUNDLED]
+    assert len(tasks) >= 7
+    assert len({t.config.metadata.field for t in tasks}) >= 6
+
+
+@pytest.mark.parametrize("root", BUNDLED, ids=lambda p: p.name)
+def test_every_bundled_task_is_complete(root):
+    rep = check_task(root)
+    assert rep.ok, rep.errors
+    task = load_task(root)
+    leaves = task.rubric.leaves
+    assert len(leaves) >= 15
+    assert {lf.phase for lf in leaves if lf.effective_weight > 0} == {"modeling", "execution", "validation"}
+    assert sum(lf.node.scoring_method == "deterministic" for lf in leaves) >= len(leaves) - 2
+    for f in ("environment/Dockerfile", "environment/install.sh", "environment/paper/paper.md",
+              "environment/starter_submission/reproduce.sh", "solution/reproduce.sh", "tests/TOLERANCES.md",
+              "tests/determinism.toml", "tests/review.toml"):
+        assert (root / f).is_file(), f
+    assert {d.name.split("-")[0] for d in (root / "calibration").iterdir()} >= {"partial", "invalid"}
+    record = json.loads((root / "tests" / "validation.json").read_text())
+    assert record["passed"] and record["content_hash"] == task.content_hash(), "re-run `make validate`"
+    assert record["reference_replay_sec"] <= 180
