@@ -17,11 +17,13 @@ from workbench.task.validate import compare_evidence, freeze_task, frozen_change
 PARTIAL = 'mkdir -p results\necho \'{"value": 42}\' > results/value.json\n'  # no log.txt
 INVALID = 'mkdir -p results\necho \'{"value": 7}\' > results/value.json\nexit 1\n'
 RUBRIC = {"id": "r", "sub_tasks": [
-    {"id": "m1", "weight": 1, "task_category": "Modeling", "check": {"kind": "file_exists", "path": "results/value.json"}},
+    {"id": "m1", "weight": 1, "task_category": "Modeling",
+     "check": {"kind": "file_exists", "path": "results/value.json"}},
     {"id": "e1", "weight": 1, "task_category": "Execution", "check": {"kind": "replay_succeeded"}},
     {"id": "v1", "weight": 1, "task_category": "Validation",
      "check": {"kind": "json_value", "path": "results/value.json", "key": "value", "target": 42}},
-    {"id": "v2", "weight": 1, "task_category": "Validation", "check": {"kind": "file_exists", "path": "results/log.txt"}},
+    {"id": "v2", "weight": 1, "task_category": "Validation",
+     "check": {"kind": "file_exists", "path": "results/log.txt"}},
 ]}
 
 
