@@ -38,7 +38,10 @@ def test_rubric_aggregate_prints_the_root_score(name):
 
 
 def test_task_list_and_check():
-    assert run_cli("task", "list", "tasks").stdout.split() == ["h2-pes"]
+    ids = run_cli("task", "list", "tasks").stdout.split()
+    assert ids == sorted(ids) and "h2-pes" in ids and len(ids) >= 7
+    long = run_cli("task", "list", "tasks", "--long").stdout
+    assert "computational chemistry" in long and "validated ok" in long
     proc = run_cli("task", "check", str(DEMO))
     assert proc.returncode == 0 and proc.stdout.startswith("ok")
 
