@@ -226,13 +226,31 @@ def score_cmd(task_dir: Path, trial: Path = typer.Option(..., "--trial", help="T
         _print_scores(scores, trial / "scores.json")
 
 
+def _options(pairs: list[str]) -> dict:
+    """KEY=VALUE pairs; a VALUE that parses as JSON is taken as JSON (numbers, lists, objects)."""
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise WorkbenchError(f"--option {pair!r}: expected KEY=VALUE")
+        try:
+            out[key] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key] = value
+    return out
+
+
 @app.command("run")
 def run_cmd(
     task_dir: Path,
-    agent: str = typer.Option(..., "--agent", help="Agent: oracle, nop, refuse."),
+    agent: str = typer.Option(..., "--agent", help="Agent: openai, cli, replay, oracle, nop, refuse."),
     out: Path = typer.Option(..., "--out", help="Run directory (trials go under OUT/trials/)."),
     model: str | None = typer.Option(None, "--model", help="Model name passed to the agent."),
     name: str | None = typer.Option(None, "--name", help="Configuration name (default: the agent's name)."),
+    option: list[str] = typer.Option([], "--option", "-o", help="Agent option KEY=VALUE (VALUE may be JSON)."),
+    time_scale: float = typer.Option(1.0, "--time-scale", help="Multiply the task's agent time budget."),
+    max_turns: int | None = typer.Option(None, "--max-turns"),
+    max_cost: float | None = typer.Option(None, "--max-cost", help="USD; needs prices (-o or a matrix)."),
     attempt: int = typer.Option(1, "--attempt", min=1),
     engine: str = typer.Option("papermill", "--engine", help="papermill (notebooks kept) or inline."),
     timeout: float | None = typer.Option(None, "--timeout", help="Override the replay time limit (s)."),
@@ -245,7 +263,8 @@ def run_cmd(
     from .task import load_task
 
     task = load_task(task_dir)
-    config = AgentConfig(name=name or agent, agent=agent, model=model)
+    config = AgentConfig(name=name or agent, agent=agent, model=model, options=_options(option),
+                         time_scale=time_scale, max_turns=max_turns, max_cost_usd=max_cost)
     run = RunPaths(out)
     lock_single_run(run, task, config)
     record = run_trial(task, config, out, attempt=attempt, engine=engine, timeout=timeout)
@@ -318,6 +337,26 @@ def batch_cmd(
     if res.interrupted:
         typer.echo(f"interrupted: continue with `workbench batch {matrix} --out {out} --resume`", err=True)
         raise typer.Exit(130)
+
+
+@app.command("trajectory")
+def trajectory_cmd(trial: Path, fmt: str = typer.Option("atif", "--format", help="atif (Harbor ATIF v1.4)."),
+                   out: Path | None = typer.Option(None, "--out", help="Write here instead of stdout.")):
+    """Export a trial's agent trajectory (session/trajectory.jsonl) to another format."""
+    from .io import atomic_write_json
+    from .paths import TrialPaths
+    from .trajectory import to_atif
+
+    if fmt != "atif":
+        raise WorkbenchError(f"unknown trajectory format {fmt!r}; known: atif")
+    if not TrialPaths(trial).trajectory.is_file():
+        raise WorkbenchError(f"{trial}: no session/trajectory.jsonl (not a trial directory?)")
+    data = to_atif(trial)
+    if out:
+        atomic_write_json(out, data)
+        typer.echo(f"wrote {out} ({len(data['steps'])} steps)")
+    else:
+        typer.echo(json.dumps(data, indent=2))
 
 
 @app.command("index")

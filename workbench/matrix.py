@@ -33,8 +33,16 @@ from .errors import ValidationProblem, load_toml_model
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
+class Prices(BaseModel):
+    """USD per million tokens, for cost accounting and the cost budget."""
+
+    model_config = ConfigDict(extra="forbid")
+    input_per_mtok: float = Field(ge=0)
+    output_per_mtok: float = Field(ge=0)
+
+
 class AgentConfig(BaseModel):
-    """One agent configuration: which agent, with which model and options, and its fallback."""
+    """One agent configuration: which agent, with which model, options and budgets, and its fallback."""
 
     model_config = ConfigDict(extra="forbid")
     name: str
@@ -42,6 +50,12 @@ class AgentConfig(BaseModel):
     model: str | None = None
     options: dict[str, Any] = Field(default_factory=dict)
     fallback: str | None = None
+    time_scale: float = Field(default=1.0, gt=0, description="multiplies the task's [agent] timeout_sec")
+    max_turns: int | None = Field(default=None, gt=0)
+    max_tokens: int | None = Field(default=None, gt=0)
+    max_cost_usd: float | None = Field(default=None, gt=0)
+    prices: Prices | None = None
+    network: Literal["none", "host"] | None = Field(default=None, description="session network; default per agent")
 
     @field_validator("name")
     @classmethod

@@ -168,7 +168,7 @@ class _Runner:
 
 
 def _session_params(p: dict[str, Any], cfg: AgentConfig) -> dict[str, Any]:
-    return {**p, "agent": cfg.agent, "model": cfg.model, "options": cfg.options}
+    return {**p, "config": cfg.model_dump()}
 
 
 def run_trial(task: Task, config: AgentConfig, out: Path, *, attempt: int = 1, engine: str = "papermill",

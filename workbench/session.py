@@ -1,21 +1,27 @@
-"""Stage 1, agent session: the agent works on a copy of the starter submission; we record what it delivered.
+"""Stage 1, agent session: the agent works in a sandboxed copy of the starter; we record what it delivered.
 
 The delivery probe classifies the result as ``absent`` (no reproduce.sh), ``starter_only`` (identical
-to the starter) or ``delivered``, so a run that delivered nothing is told apart from a bad delivery.
+to the starter) or ``delivered``; the agent's own outcome (completed, refused, timeout,
+budget_exhausted, agent_error) is recorded beside it with the session's network policy and budget.
+Failures of the infrastructure (model endpoint, sandbox, environment) propagate and make the trial an
+``infra_error``.
 """
 
 from __future__ import annotations
 
 import logging
 import shutil
-import time
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from .agents import Budget, TaskView, Trajectory, get_agent
+from .agents.workspace import Workspace
+from .env import env_info
+from .evidence import make_writable
 from .io import atomic_write_json, digest_of, tree_hashes
+from .matrix import AgentConfig
 from .paths import TrialPaths
 from .task import Task
 
@@ -27,8 +33,11 @@ class Delivery(BaseModel):
 
     status: Literal["absent", "starter_only", "delivered"]
     agent: str
+    model: str | None = None
     agent_status: str
     message: str = ""
+    network: str
+    budget: dict[str, Any] = Field(default_factory=dict)
     files: int
     submission_digest: str
     starter_digest: str | None
@@ -47,11 +56,19 @@ def probe_delivery(submission: Path, starter: Path) -> tuple[str, int, str, str 
     return status, len(sub), digest_of(sub), digest_of(start) if start is not None else None
 
 
-def run_session(task: Task, agent_name: str, trial_dir: Path, *, model: str | None = None,
-                options: dict[str, Any] | None = None) -> Delivery:
+def budget_for(config: AgentConfig, view: TaskView) -> Budget:
+    p = config.prices
+    return Budget(wall_sec=view.timeout_sec * config.time_scale, max_turns=config.max_turns,
+                  max_tokens=config.max_tokens, max_cost_usd=config.max_cost_usd,
+                  input_per_mtok=p.input_per_mtok if p else None, output_per_mtok=p.output_per_mtok if p else None)
+
+
+def run_session(task: Task, config: AgentConfig | dict[str, Any], trial_dir: Path) -> Delivery:
+    config = AgentConfig.model_validate(config)
     tp = TrialPaths(Path(trial_dir))
-    agent = get_agent(agent_name, model=model, options=options)
+    agent = get_agent(config.agent, model=config.model, options=config.options)
     if tp.session.exists():
+        make_writable(tp.session)
         shutil.rmtree(tp.session)
     tp.session.mkdir(parents=True)
     if task.paths.starter.is_dir():
@@ -59,18 +76,22 @@ def run_session(task: Task, agent_name: str, trial_dir: Path, *, model: str | No
     else:
         tp.submission.mkdir()
     view = TaskView.of(task)
-    budget = Budget(wall_sec=view.timeout_sec)
-    trajectory = Trajectory(tp.trajectory)
-    t0 = time.monotonic()
-    result = agent.run(view, tp.submission, budget, trajectory, task if agent.privileged else None)
-    wall = time.monotonic() - t0
+    budget = budget_for(config, view)
+    network = config.network or agent.default_network
+    env = env_info(task)
+    trajectory = Trajectory(tp.trajectory, budget)
+    with Workspace(view, tp.submission, env_dir=env["dir"], network=network) as ws:
+        result = agent.run(view, ws, budget, trajectory, task if agent.privileged else None)
+    wall = budget.elapsed()
     status, files, sub_digest, starter_digest = probe_delivery(tp.submission, task.paths.starter)
     tp.agent_log.write_text(f"{agent.name}: {result.status}: {result.message}\n", encoding="utf-8")
-    atomic_write_json(tp.usage, {"turns": result.turns, "wall_sec": round(wall, 3),
-                                 "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0, **result.usage})
-    delivery = Delivery(status=status, agent=agent.name, agent_status=result.status, message=result.message,
+    atomic_write_json(tp.usage, {**result.usage.as_dict(), "wall_sec": round(wall, 3), **result.details})
+    delivery = Delivery(status=status, agent=agent.name, model=config.model, agent_status=result.status,
+                        message=result.message[:4000], network=network,
+                        budget={"wall_sec": budget.wall_sec, "max_turns": budget.max_turns,
+                                "max_tokens": budget.max_tokens, "max_cost_usd": budget.max_cost_usd},
                         files=files, submission_digest=sub_digest, starter_digest=starter_digest,
                         wall_sec=round(wall, 3))
     atomic_write_json(tp.delivery, delivery.model_dump())
-    log.info("session %s: %s delivered %s (%d files)", tp.root.name, agent.name, status, files)
+    log.info("session %s: %s %s, delivered %s (%d files)", tp.root.name, agent.name, result.status, status, files)
     return delivery

@@ -5,12 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import WorkbenchError
-from .base import Agent, AgentResult, BaseAgent, Budget, TaskView, Trajectory
+from .base import Agent, AgentResult, BaseAgent, Budget, TaskView, Trajectory, Usage
+from .cli_agent import CLIAgent
 from .nop import NopAgent
+from .openai_agent import OpenAIAgent
 from .oracle import OracleAgent
 from .refuse import RefuseAgent
+from .replay_agent import ReplayAgent
 
-AGENTS: dict[str, type[BaseAgent]] = {"oracle": OracleAgent, "nop": NopAgent, "refuse": RefuseAgent}
+AGENTS: dict[str, type[BaseAgent]] = {"oracle": OracleAgent, "nop": NopAgent, "refuse": RefuseAgent,
+                                      "openai": OpenAIAgent, "cli": CLIAgent, "replay": ReplayAgent}
 
 
 def get_agent(name: str, model: str | None = None, options: dict[str, Any] | None = None) -> Agent:
@@ -21,5 +25,5 @@ def get_agent(name: str, model: str | None = None, options: dict[str, Any] | Non
     return cls(model=model, options=options)
 
 
-__all__ = ["AGENTS", "Agent", "AgentResult", "BaseAgent", "Budget", "NopAgent", "OracleAgent", "RefuseAgent",
-           "TaskView", "Trajectory", "get_agent"]
+__all__ = ["AGENTS", "Agent", "AgentResult", "BaseAgent", "Budget", "CLIAgent", "NopAgent", "OpenAIAgent",
+           "OracleAgent", "RefuseAgent", "ReplayAgent", "TaskView", "Trajectory", "Usage", "get_agent"]

@@ -1,19 +1,40 @@
-"""The agent protocol: what an agent is given, and what it returns.
+"""The agent protocol: what an agent is given, what it may spend, and what it returns.
 
-An agent sees a :class:`TaskView` (the public contract: instruction, paper, limits) and a working
-copy of the starter submission; it changes that copy and returns. Only agents marked ``privileged``
-(the oracle, which documents what a perfect delivery looks like) are handed the private task.
+An agent sees a :class:`TaskView` (the public contract: instruction, paper, limits) and a
+:class:`~workbench.agents.workspace.Workspace` (a sandboxed working copy of the starter submission
+with the public task files beside it). It works there and returns an :class:`AgentResult`. Only agents
+marked ``privileged`` (the oracle, which documents a perfect delivery) are handed the private task.
+
+Statuses: ``completed`` (it finished or stopped on its own), ``refused`` (the model declined the task),
+``timeout`` (the wall-clock budget ran out), ``budget_exhausted`` (turns, tokens or cost), ``agent_error``
+(the agent itself failed). A failure of the infrastructure (the model endpoint after all retries, the
+sandbox) is raised as an exception instead and becomes the trial's ``infra_error``.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ..task import Task
+
+if TYPE_CHECKING:
+    from .workspace import Workspace
+
+Status = Literal["completed", "refused", "timeout", "budget_exhausted", "agent_error"]
+OBSERVATION_LIMIT = 8000
+
+
+def truncate(text: str, limit: int = OBSERVATION_LIMIT) -> str:
+    """Keep the head and the tail; say how much was cut (models and readers both need to know)."""
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}\n[... {len(text) - 2 * half} characters truncated ...]\n{text[-half:]}"
 
 
 @dataclass(frozen=True)
@@ -38,33 +59,96 @@ class TaskView:
         )
 
 
-@dataclass(frozen=True)
+@dataclass
 class Budget:
+    """What a session may spend. Time is wall clock from the session's start."""
+
     wall_sec: float
     max_turns: int | None = None
     max_tokens: int | None = None
     max_cost_usd: float | None = None
+    input_per_mtok: float | None = None
+    output_per_mtok: float | None = None
+    warn_fraction: float = 0.1  # warn when this share of the time is left (at least 60 s before)
+    started: float = field(default_factory=time.monotonic)
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+    def remaining(self) -> float:
+        return max(0.0, self.wall_sec - self.elapsed())
+
+    def warn_at(self) -> float:
+        """Seconds left at which the deadline warning is given."""
+        return max(self.wall_sec * self.warn_fraction, min(60.0, self.wall_sec / 4))
+
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> float | None:
+        if self.input_per_mtok is None or self.output_per_mtok is None:
+            return None
+        return (prompt_tokens * self.input_per_mtok + completion_tokens * self.output_per_mtok) / 1e6
+
+
+@dataclass
+class Usage:
+    turns: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = None
+
+    def add(self, prompt: int, completion: int, cost: float | None) -> None:
+        self.prompt_tokens += prompt
+        self.completion_tokens += completion
+        if cost is not None:
+            self.cost_usd = (self.cost_usd or 0.0) + cost
+
+    def over(self, budget: Budget) -> str | None:
+        """Which budget is exhausted, if any."""
+        if budget.max_turns is not None and self.turns >= budget.max_turns:
+            return f"turn budget of {budget.max_turns} reached"
+        if budget.max_tokens is not None and self.prompt_tokens + self.completion_tokens >= budget.max_tokens:
+            return f"token budget of {budget.max_tokens} reached ({self.prompt_tokens + self.completion_tokens})"
+        if budget.max_cost_usd is not None and (self.cost_usd or 0.0) >= budget.max_cost_usd:
+            return f"cost budget of ${budget.max_cost_usd:g} reached (${self.cost_usd:.4f})"
+        return None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"turns": self.turns, "input_tokens": self.prompt_tokens, "output_tokens": self.completion_tokens,
+                "cost_usd": self.cost_usd}
 
 
 @dataclass
 class AgentResult:
-    status: Literal["completed", "refused", "error", "timeout", "budget_exhausted"]
+    status: Status
     message: str = ""
-    turns: int = 0
-    usage: dict[str, Any] = field(default_factory=dict)
+    usage: Usage = field(default_factory=Usage)
+    details: dict[str, Any] = field(default_factory=dict)
 
 
 class Trajectory:
-    """Appends one JSON record per turn to trajectory.jsonl."""
+    """Appends one JSON record per turn to trajectory.jsonl (observations truncated with a marker)."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, budget: Budget | None = None):
         self.path = Path(path)
+        self.budget = budget
         self.turns = 0
 
-    def record(self, role: str, message: str, **extra: Any) -> None:
+    def record(self, role: str, message: str, *, tool_calls: list[dict] | None = None,
+               observations: list[dict] | None = None, usage: dict | None = None, cost_usd: float | None = None,
+               **extra: Any) -> None:
         self.turns += 1
-        rec = {"turn": self.turns, "timestamp": datetime.now(UTC).isoformat(timespec="milliseconds"),
-               "role": role, "message": message, **extra}
+        rec: dict[str, Any] = {"turn": self.turns, "timestamp": datetime.now(UTC).isoformat(timespec="milliseconds"),
+                               "role": role, "message": message}
+        if self.budget is not None:
+            rec["elapsed_sec"] = round(self.budget.elapsed(), 3)
+        if tool_calls:
+            rec["tool_calls"] = tool_calls
+        if observations:
+            rec["observations"] = [{**o, "content": truncate(str(o.get("content", "")))} for o in observations]
+        if usage:
+            rec["usage"] = usage
+        if cost_usd is not None:
+            rec["cost_usd"] = cost_usd
+        rec.update(extra)
         with open(self.path, "a", encoding="utf-8") as fh:
             fh.write(json.dumps(rec, default=str) + "\n")
 
@@ -72,12 +156,11 @@ class Trajectory:
 class Agent(Protocol):
     name: str
     privileged: bool
-    model: str | None
-    options: dict[str, Any]
+    default_network: str
 
-    def run(self, view: TaskView, workdir: Path, budget: Budget, trajectory: Trajectory,
+    def run(self, view: TaskView, workspace: Workspace, budget: Budget, trajectory: Trajectory,
             task: Task | None = None) -> AgentResult:
-        """Work on ``workdir`` (the submission) and return; ``task`` only for privileged agents."""
+        """Work in ``workspace`` and return; ``task`` only for privileged agents."""
 
 
 class BaseAgent:
@@ -85,6 +168,7 @@ class BaseAgent:
 
     name = "base"
     privileged = False
+    default_network = "none"
 
     def __init__(self, model: str | None = None, options: dict[str, Any] | None = None):
         self.model = model

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from ..task import Task
 from .base import AgentResult, BaseAgent, Budget, TaskView, Trajectory
+from .workspace import Workspace
 
 
 class NopAgent(BaseAgent):
     name = "nop"
     privileged = False
 
-    def run(self, view: TaskView, workdir: Path, budget: Budget, trajectory: Trajectory,
+    def run(self, view: TaskView, workspace: Workspace, budget: Budget, trajectory: Trajectory,
             task: Task | None = None) -> AgentResult:
         trajectory.record("agent", "did nothing")
-        return AgentResult(status="completed", message="no changes", turns=trajectory.turns)
+        return AgentResult(status="completed", message="no changes")

@@ -6,17 +6,16 @@ fallback, the fallback's submission decides the task score; a refusal without on
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from ..task import Task
 from .base import AgentResult, BaseAgent, Budget, TaskView, Trajectory
+from .workspace import Workspace
 
 
 class RefuseAgent(BaseAgent):
     name = "refuse"
 
-    def run(self, view: TaskView, workdir: Path, budget: Budget, trajectory: Trajectory,
+    def run(self, view: TaskView, workspace: Workspace, budget: Budget, trajectory: Trajectory,
             task: Task | None = None) -> AgentResult:
         message = self.options.get("message", "I can't help with this task.")
         trajectory.record("assistant", message)
-        return AgentResult(status="refused", message=message, turns=trajectory.turns)
+        return AgentResult(status="refused", message=message)

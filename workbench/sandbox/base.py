@@ -69,5 +69,7 @@ class Sandbox(Protocol):
     def describe(self) -> dict:
         """Backend name and version, for provenance."""
 
-    def run(self, argv: list[str], spec: SandboxSpec, stdout: Path, stderr: Path) -> SandboxResult:
-        """Run argv inside a fresh sandbox; stdout/stderr go to the given host files."""
+    def run(self, argv: list[str], spec: SandboxSpec, stdout: Path, stderr: Path,
+            stdin: bytes | None = None) -> SandboxResult:
+        """Run argv inside a fresh sandbox; stdout/stderr go to the given host files. Network is
+        ``none`` (the replay, always) or ``host`` (an agent session that must reach its model API)."""

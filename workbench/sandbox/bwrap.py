@@ -128,8 +128,8 @@ class BwrapSandbox:
 
     def command(self, argv: list[str], spec: SandboxSpec, started_fd: int | None = None,
                 cores: list[int] | None = None) -> list[str]:
-        if spec.network != "none":
-            raise WorkbenchError(f"bwrap sandbox: network policy {spec.network!r} is not supported here")
+        if spec.network not in ("none", "host"):
+            raise WorkbenchError(f"bwrap sandbox: unknown network policy {spec.network!r} (none or host)")
         cmd = _prlimit_args(spec.limits)
         if self.as_root:
             cmd += ["setpriv", f"--reuid={self.uid}", f"--regid={self.uid}", "--clear-groups", "--"]
@@ -138,6 +138,7 @@ class BwrapSandbox:
         cmd += [
             "bwrap",
             "--unshare-all", "--unshare-user", "--uid", str(INNER_UID), "--gid", str(INNER_UID),
+            *(["--share-net"] if spec.network == "host" else []),
             "--hostname", "sandbox", "--cap-drop", "ALL",
             "--die-with-parent", "--new-session", "--clearenv",
             "--ro-bind", "/usr", "/usr", *_merged_usr_links(),
@@ -165,7 +166,8 @@ class BwrapSandbox:
             for n in dirnames + filenames:
                 os.lchown(os.path.join(dirpath, n), self.uid, self.uid)
 
-    def run(self, argv: list[str], spec: SandboxSpec, stdout: Path, stderr: Path) -> SandboxResult:
+    def run(self, argv: list[str], spec: SandboxSpec, stdout: Path, stderr: Path,
+            stdin: bytes | None = None) -> SandboxResult:
         ok, why = self.available()
         if not ok:
             raise WorkbenchError(f"bwrap sandbox unavailable: {why}")
@@ -175,13 +177,13 @@ class BwrapSandbox:
             queued_sec = time.monotonic() - queued
             if queued_sec > 1:
                 log.info("waited %.1f s for %d free core(s)", queued_sec, len(cores))
-            result = self._execute(argv, spec, stdout, stderr, cores)
+            result = self._execute(argv, spec, stdout, stderr, cores, stdin)
         result.queued_sec = round(queued_sec, 3)
         result.cores = cores
         return result
 
     def _execute(self, argv: list[str], spec: SandboxSpec, stdout: Path, stderr: Path,
-                 cores: list[int]) -> SandboxResult:
+                 cores: list[int], stdin: bytes | None = None) -> SandboxResult:
         started_r, started_w = os.pipe()
         cmd = self.command(argv, spec, started_fd=started_w, cores=cores)
         log.debug("sandbox command: %s", cmd)
@@ -189,10 +191,16 @@ class BwrapSandbox:
         timed_out = False
         with open(stdout, "wb") as out, open(stderr, "wb") as err:
             try:
-                proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                        start_new_session=True, pass_fds=(started_w,))
+                proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
+                                        stdout=out, stderr=err, start_new_session=True, pass_fds=(started_w,))
             finally:
                 os.close(started_w)
+            if stdin is not None:
+                try:
+                    proc.stdin.write(stdin)
+                    proc.stdin.close()
+                except BrokenPipeError:
+                    pass
             try:
                 proc.wait(timeout=spec.limits.timeout_sec)
             except subprocess.TimeoutExpired:

@@ -1,0 +1,173 @@
+"""The cli agent (a fake command-line agent inside the sandbox), the replay agent, and ATIF export."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import threading
+
+import pytest
+
+from tests.conftest import run_cli, write_task
+from tests.fake_openai import ScriptedServer, reply
+from workbench.agents.cli_agent import parse_usage
+from workbench.matrix import AgentConfig
+from workbench.paths import RunPaths
+from workbench.pipeline import run_trial
+from workbench.session import run_session
+from workbench.task import load_task
+
+FAKE_CLI = r"""#!/usr/bin/env bash
+# stands in for `claude -p ... --output-format json`: works in the directory, reports usage as JSON
+cat /home/task/instruction.md > /dev/null
+printf 'mkdir -p results\necho %s > results/value.json\necho ok > results/log.txt\n' "'{\"value\": 42}'" > reproduce.sh
+echo "key=${FAKE_KEY:-missing} openai=${OPENAI_API_KEY:-missing}" > seen.txt
+python3 -c "import sys, urllib.request as u; print(u.urlopen(sys.argv[1], timeout=3).read().decode())" \
+  "http://127.0.0.1:$1/ping" > net.txt 2>&1 || echo unreachable > net.txt
+echo '{"type":"result","subtype":"success","is_error":false,"num_turns":7,"result":"%RESULT%",'\
+'"total_cost_usd":0.12,"usage":{"input_tokens":1200,"cache_read_input_tokens":300,"output_tokens":450}}'
+"""
+
+
+@pytest.fixture
+def ping_server():
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b"pong")
+
+        def log_message(self, *a):
+            pass
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    yield srv.server_address[1]
+    srv.shutdown()
+
+
+def _cli_task(tmp_path, result="Done: wrote reproduce.sh"):
+    root = write_task(tmp_path / "task")
+    (root / "environment/starter_submission/fake_cli.sh").write_text(FAKE_CLI.replace("%RESULT%", result))
+    return load_task(root)
+
+
+def test_cli_agent_runs_in_the_sandbox_with_host_network_and_named_credentials(tmp_path, ping_server, monkeypatch):
+    monkeypatch.setenv("FAKE_KEY", "k-123")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-not-for-this-agent")
+    task = _cli_task(tmp_path)
+    config = AgentConfig(name="fake-cli", agent="cli", options={"command": f"bash fake_cli.sh {ping_server}",
+                                                                "env": ["FAKE_KEY"]})
+    rec = run_trial(task, config, tmp_path / "runs", engine="inline")
+    tp = RunPaths(tmp_path / "runs").trial(rec.id)
+    delivery = json.loads(tp.delivery.read_text())
+    assert delivery["agent_status"] == "completed" and delivery["network"] == "host"
+    sub = tp.submission
+    assert (sub / "seen.txt").read_text().strip() == "key=k-123 openai=missing"
+    assert (sub / "net.txt").read_text().strip() == "pong"  # host network, as configured
+    usage = json.loads(tp.usage.read_text())
+    assert (usage["turns"], usage["input_tokens"], usage["output_tokens"], usage["cost_usd"]) == (7, 1500, 450, 0.12)
+    assert rec.outcome["R"] == pytest.approx(0.75)  # and the replay, with no network, scores what it delivered
+    prov = json.loads(tp.provenance.read_text())
+    assert prov["network"] == "none"
+
+
+def test_cli_agent_network_can_be_cut(tmp_path, ping_server):
+    task = _cli_task(tmp_path)
+    config = AgentConfig(name="offline", agent="cli", network="none",
+                         options={"command": f"bash fake_cli.sh {ping_server}"})
+    d = run_session(task, config, tmp_path / "t")
+    assert d.network == "none"
+    assert (tmp_path / "t/session/submission/net.txt").read_text().strip() == "unreachable"
+
+
+def test_cli_agent_outcomes(tmp_path):
+    task = _cli_task(tmp_path, result="I'm sorry, but I can't help with that.")
+    base = {"command": "bash fake_cli.sh 1"}
+    refused = run_session(task, AgentConfig(name="a", agent="cli", options=base), tmp_path / "a")
+    assert refused.agent_status == "completed"  # num_turns 7: it worked, then apologised
+    decline = {"command": """echo '{"type":"result","num_turns":1,"result":"I cannot help with that request."}'"""}
+    declined = run_session(task, AgentConfig(name="a2", agent="cli", options=decline), tmp_path / "a2")
+    assert declined.agent_status == "refused" and "cannot help" in declined.message
+    task = _cli_task(tmp_path / "b", result="Done")
+    over = run_session(task, AgentConfig(name="b", agent="cli", options=base, max_cost_usd=0.05), tmp_path / "b1")
+    assert over.agent_status == "budget_exhausted" and "reported by the CLI" in over.message
+    fails = run_session(task, AgentConfig(name="c", agent="cli", options={"command": "exit 3"}), tmp_path / "c")
+    assert fails.agent_status == "agent_error" and "code 3" in fails.message
+    slow = run_session(task, AgentConfig(name="d", agent="cli", options={"command": "sleep 30"},
+                                         time_scale=2 / 3600), tmp_path / "d")
+    assert slow.agent_status == "timeout"
+    bad = run_session(task, AgentConfig(name="e", agent="cli"), tmp_path / "e")
+    assert bad.agent_status == "agent_error" and "options.command or options.preset" in bad.message
+
+
+def test_usage_parsers_for_claude_code_and_codex():
+    claude = json.dumps({"type": "result", "num_turns": 3, "result": "ok", "total_cost_usd": 0.5,
+                         "usage": {"input_tokens": 10, "cache_read_input_tokens": 5, "output_tokens": 7}})
+    u, text = parse_usage(claude)
+    assert (u.turns, u.prompt_tokens, u.completion_tokens, u.cost_usd, text) == (3, 15, 7, 0.5, "ok")
+    codex = "\n".join(json.dumps(e) for e in [
+        {"type": "thread.started"}, {"type": "turn.completed", "usage": {"input_tokens": 100, "output_tokens": 20}},
+        {"type": "item.completed", "item": {"type": "agent_message", "text": "all done"}},
+        {"type": "turn.completed", "usage": {"input_tokens": 50, "output_tokens": 5}}])
+    u, text = parse_usage("noise\n" + codex)
+    assert (u.turns, u.prompt_tokens, u.completion_tokens, u.cost_usd, text) == (2, 150, 25, None, "all done")
+    assert parse_usage("plain text output")[0].turns == 0
+
+
+def test_replay_agent_reapplies_a_submission_or_a_trajectory(tmp_path, mini_task):
+    rec = run_trial(mini_task, AgentConfig(name="rs", agent="replay",
+                                           options={"submission": str(mini_task.root / "solution")}),
+                    tmp_path / "runs", engine="inline")
+    assert rec.outcome["delivery"] == "delivered" and rec.outcome["R"] == pytest.approx(0.75)
+    recorded = tmp_path / "recorded.jsonl"
+    calls = [{"id": "c1", "name": "write_file", "arguments": json.dumps({"path": "reproduce.sh", "content":
+             'mkdir -p results\necho \'{"value": 42}\' > results/value.json\n'})},
+             {"id": "c2", "name": "bash", "arguments": json.dumps({"command": "bash reproduce.sh && ls results"})},
+             {"id": "c3", "name": "time_left", "arguments": "{}"}]
+    recorded.write_text(json.dumps({"turn": 1, "role": "assistant", "message": "m", "tool_calls": calls}) + "\n")
+    d = run_session(mini_task, AgentConfig(name="rt", agent="replay", options={"trajectory": str(recorded)}),
+                    tmp_path / "t")
+    assert d.status == "delivered" and "replayed 2 tool calls" in d.message
+    traj = [json.loads(x) for x in (tmp_path / "t/session/trajectory.jsonl").read_text().splitlines()]
+    assert "value.json" in traj[0]["observations"][1]["content"]
+
+
+def test_trajectory_exports_to_atif(tmp_path, mini_task):
+    script = [reply("looking", [("bash", {"command": "ls"}), ("write_file", '{"broken')], usage=(50, 10)),
+              reply("", [("finish", {"summary": "done"})], usage=(60, 5))]
+    with ScriptedServer(script) as server:
+        config = AgentConfig(name="s", agent="openai", model="scripted-1",
+                             options={"base_url": server.url, "api_key": "k"},
+                             prices={"input_per_mtok": 1.0, "output_per_mtok": 2.0})
+        run_session(mini_task, config, tmp_path / "t")
+    proc = run_cli("trajectory", str(tmp_path / "t"), "--out", str(tmp_path / "atif.json"))
+    assert proc.returncode == 0, proc.stderr
+    atif = json.loads((tmp_path / "atif.json").read_text())
+    assert atif["schema_version"] == "ATIF-v1.4" and atif["agent"]["model_name"] == "scripted-1"
+    assert [s["source"] for s in atif["steps"]] == ["system", "user", "agent", "agent"]
+    assert [s["step_id"] for s in atif["steps"]] == [1, 2, 3, 4]
+    agent = atif["steps"][2]
+    assert agent["tool_calls"][0] == {"tool_call_id": agent["tool_calls"][0]["tool_call_id"], "function_name": "bash",
+                                      "arguments": {"command": "ls"}}
+    assert agent["tool_calls"][1]["arguments"] == {"raw": '{"broken'}  # a malformed call stays visible
+    assert agent["observation"]["results"][0]["source_call_id"] == agent["tool_calls"][0]["tool_call_id"]
+    assert agent["metrics"] == {"prompt_tokens": 50, "completion_tokens": 10, "cost_usd": pytest.approx(7e-5)}
+    fm = atif["final_metrics"]
+    assert (fm["total_prompt_tokens"], fm["total_completion_tokens"], fm["total_steps"]) == (110, 15, 4)
+    assert run_cli("trajectory", str(tmp_path)).returncode == 1
+
+
+def test_presets_expand_to_the_documented_commands():
+    from workbench.agents.base import Budget
+    from workbench.agents.cli_agent import CLIAgent
+
+    claude = CLIAgent(model="claude-opus-5", options={"preset": "claude-code"})
+    cmd, env, version = claude.command(Budget(wall_sec=3600, max_turns=200))
+    assert cmd == ('claude -p "$(cat /home/task/instruction.md)" --output-format json '
+                   "--dangerously-skip-permissions --model claude-opus-5 --max-turns 200")
+    assert "ANTHROPIC_API_KEY" in env and version == ["claude", "--version"]
+    codex, env, _ = CLIAgent(options={"preset": "codex"}).command(Budget(wall_sec=60))
+    assert codex.startswith("codex exec --json") and " -m " not in codex and "OPENAI_API_KEY" in env
+    raw, _, _ = CLIAgent(options={"command": "awk '{print $1}' {instruction} ${HOME}"}).command(Budget(wall_sec=1))
+    assert raw == "awk '{print $1}' /home/task/instruction.md ${HOME}"

@@ -1,0 +1,176 @@
+"""The ``openai`` agent: a tool-calling loop on any OpenAI-compatible endpoint.
+
+The loop runs on the host; every tool call runs in the session sandbox (see ``workspace``). Tools:
+``bash`` (a shell command, output truncated), ``read_file``, ``write_file``, ``time_left`` and
+``finish``. Budgets are enforced, not only recorded: the wall clock (a warning is injected before the
+deadline, and the loop stops at it, keeping the submission as it is), turns, tokens and cost (prices per
+model in the configuration). A reply that declines the task before any work is a refusal.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from ..task import Task
+from .base import AgentResult, BaseAgent, Budget, TaskView, Trajectory, Usage, truncate
+from .llm import MAX_ATTEMPTS, AgentRequestError, Attempt, chat, make_client
+from .workspace import HOME, TASK_HOME, Workspace
+
+DEFAULT_TOOL_TIMEOUT = 600.0
+REFUSAL = re.compile(r"^\W*(i'?m sorry|i am sorry|sorry,|i can(no|')t|i cannot|i won'?t|i will not|"
+                     r"i'?m (not able|unable)|i am (not able|unable)|unfortunately,? i can)", re.I)
+
+SYSTEM = """You are a research engineer reproducing a published scientific result.
+Your working directory is {home}: the starter submission, which becomes your deliverable. The task
+contract is {task}/instruction.md and the paper is under {task}/paper/ (read-only).
+Deliver a package whose entry point `bash reproduce.sh` regenerates every required result from scratch:
+it will be re-run in a clean sandbox with no network, and only what it regenerates counts.
+Use the tools: `bash` runs a shell command in {home} (no network; /tmp is fresh for every call),
+`read_file` and `write_file` work on files, `time_left` reports the remaining time, and `finish` ends
+the session. You have {minutes:.0f} minutes in total."""
+
+TOOLS = [
+    {"type": "function", "function": {
+        "name": "bash", "description": "Run a shell command in the working directory; returns exit code and output.",
+        "parameters": {"type": "object", "properties": {
+            "command": {"type": "string"},
+            "timeout_sec": {"type": "number", "description": "optional limit for this command"}},
+            "required": ["command"]}}},
+    {"type": "function", "function": {
+        "name": "read_file",
+        "description": "Read a text file (relative to the working directory, or under /home/task).",
+        "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}},
+    {"type": "function", "function": {
+        "name": "write_file", "description": "Create or overwrite a file in the working directory.",
+        "parameters": {"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
+                       "required": ["path", "content"]}}},
+    {"type": "function", "function": {
+        "name": "time_left", "description": "Seconds left in the session.",
+        "parameters": {"type": "object", "properties": {}}}},
+    {"type": "function", "function": {
+        "name": "finish", "description": "End the session; the working directory is the deliverable.",
+        "parameters": {"type": "object", "properties": {"summary": {"type": "string"}}}}},
+]
+
+
+def is_refusal(message) -> bool:
+    """The model declined: a structured refusal, or a reply that opens by declining and calls no tool."""
+    if getattr(message, "refusal", None):
+        return True
+    return not message.tool_calls and bool(REFUSAL.match((message.content or "").strip()))
+
+
+class OpenAIAgent(BaseAgent):
+    name = "openai"
+    default_network = "none"  # tool calls need none: the model is called from the host
+
+    def run(self, view: TaskView, workspace: Workspace, budget: Budget, trajectory: Trajectory,
+            task: Task | None = None) -> AgentResult:
+        if not self.model:
+            raise AgentRequestError("the openai agent needs a model (--model or model = ... in the matrix)")
+        client = make_client(self.options.get("base_url"), self.options.get("api_key"))
+        usage = Usage()
+        tool_timeout = float(self.options.get("tool_timeout_sec", DEFAULT_TOOL_TIMEOUT))
+        messages: list[dict[str, Any]] = [
+            {"role": "system", "content": SYSTEM.format(home=HOME, task=TASK_HOME, minutes=budget.wall_sec / 60)},
+            {"role": "user", "content": view.instruction},
+        ]
+        trajectory.record("system", messages[0]["content"])
+        trajectory.record("user", view.instruction)
+        warned = False
+        worked = False
+        idle = 0
+        while True:
+            left = budget.remaining()
+            if left <= 0:
+                return AgentResult("timeout", f"the {budget.wall_sec:.0f} s budget ran out", usage)
+            exhausted = usage.over(budget)
+            if exhausted:
+                return AgentResult("budget_exhausted", exhausted, usage)
+            if not warned and left <= budget.warn_at():
+                warned = True
+                note = (f"Deadline warning: about {left / 60:.1f} minutes remain. Finish your deliverables now: "
+                        "make sure reproduce.sh regenerates every required result, then call finish.")
+                messages.append({"role": "user", "content": note})
+                trajectory.record("user", note, kind="deadline_warning")
+            retries: list[Attempt] = []
+            try:
+                resp = chat(client, remaining=budget.remaining, on_retry=retries.append, model=self.model,
+                            messages=messages, tools=TOOLS,
+                            max_attempts=int(self.options.get("max_attempts", MAX_ATTEMPTS)),
+                            **self.options.get("request", {}))
+            except TimeoutError as exc:
+                return AgentResult("timeout", str(exc), usage)
+            except AgentRequestError as exc:
+                return AgentResult("agent_error", str(exc), usage)
+            usage.turns += 1
+            msg = resp.choices[0].message
+            pt = getattr(resp.usage, "prompt_tokens", 0) or 0
+            ct = getattr(resp.usage, "completion_tokens", 0) or 0
+            cost = budget.cost(pt, ct)
+            usage.add(pt, ct, cost)
+            calls = [{"id": c.id, "name": c.function.name, "arguments": c.function.arguments}
+                     for c in msg.tool_calls or []]
+            if not worked and is_refusal(msg):
+                trajectory.record("assistant", msg.content or msg.refusal or "", usage={"prompt_tokens": pt,
+                                  "completion_tokens": ct}, cost_usd=cost, retries=[r.__dict__ for r in retries])
+                return AgentResult("refused", (msg.content or msg.refusal or "").strip(), usage)
+            messages.append({"role": "assistant", "content": msg.content or "",
+                             **({"tool_calls": [{"id": c["id"], "type": "function", "function": {
+                                 "name": c["name"], "arguments": c["arguments"]}} for c in calls]} if calls else {})})
+            observations, finished = [], None
+            for c in calls:
+                content, done = self._tool(c, workspace, budget, tool_timeout)
+                worked = True
+                observations.append({"tool_call_id": c["id"], "content": content})
+                messages.append({"role": "tool", "tool_call_id": c["id"], "content": content})
+                if done is not None:
+                    finished = done
+            trajectory.record("assistant", msg.content or "", tool_calls=calls, observations=observations,
+                              usage={"prompt_tokens": pt, "completion_tokens": ct}, cost_usd=cost,
+                              **({"retries": [r.__dict__ for r in retries]} if retries else {}))
+            if finished is not None:
+                return AgentResult("completed", finished, usage)
+            if not calls:
+                idle += 1
+                if idle >= 2:
+                    return AgentResult("completed", "stopped calling tools", usage)
+                nudge = "Use the tools to work on the task, and call finish when the deliverable is complete."
+                messages.append({"role": "user", "content": nudge})
+                trajectory.record("user", nudge, kind="nudge")
+            else:
+                idle = 0
+
+    def _tool(self, call: dict, ws: Workspace, budget: Budget, tool_timeout: float) -> tuple[str, str | None]:
+        """(observation, finish summary or None). Malformed calls are answered, never fatal."""
+        try:
+            args = json.loads(call["arguments"] or "{}")
+            if not isinstance(args, dict):
+                raise ValueError("arguments must be a JSON object")
+        except (json.JSONDecodeError, ValueError) as exc:
+            return f"error: malformed arguments for {call['name']}: {exc}", None
+        left = budget.remaining()
+        try:
+            if call["name"] == "bash":
+                limit = min(float(args.get("timeout_sec") or tool_timeout), tool_timeout, left)
+                res = ws.run(str(args["command"]), limit)
+                tail = " (timed out)" if res.timed_out else ""
+                return f"exit code {res.exit_code}{tail}\n{res.output}", None
+            if call["name"] == "read_file":
+                res = ws.read_file(str(args["path"]), min(60.0, left))
+                return (res.output if res.exit_code == 0 else f"error: {res.output.strip()}"), None
+            if call["name"] == "write_file":
+                res = ws.write_file(str(args["path"]), str(args["content"]), min(60.0, left))
+                return (res.output.strip() if res.exit_code == 0 else f"error: {res.output.strip()}"), None
+            if call["name"] == "time_left":
+                return json.dumps({"seconds_left": round(left, 1)}), None
+            if call["name"] == "finish":
+                return "session finished", str(args.get("summary", ""))
+        except KeyError as exc:
+            return f"error: {call['name']} needs argument {exc}", None
+        return f"error: unknown tool {call['name']!r}; tools are bash, read_file, write_file, time_left, finish", None
+
+
+__all__ = ["OpenAIAgent", "is_refusal", "truncate"]

@@ -1,0 +1,132 @@
+"""The session's sandboxed workspace: where an agent's tool calls run.
+
+Layout inside the sandbox::
+
+    /home/submission/        the working copy (read-write; starts as the starter submission)
+    /home/task/instruction.md, /home/task/paper/   the public task (read-only)
+    <environment dir>        the task's environment (read-only, first on PATH)
+    /tmp                     fresh for every call
+
+Nothing private is ever mounted. Every command, read and write goes through the sandbox (a fresh
+bwrap per call, ~10 ms), so a symlink the agent plants cannot make the workbench, which runs as root
+on the host, read or write a host file. The working copy lives in a staging directory and is copied
+back to the trial's ``session/submission/`` when the workspace closes, whatever ended the session.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..evidence import make_writable
+from ..io import copy_tree
+from ..replay import sandbox_env
+from ..sandbox import Limits, Mount, SandboxSpec, get_sandbox
+from .base import TaskView, truncate
+
+HOME = "/home/submission"
+TASK_HOME = "/home/task"
+
+
+@dataclass
+class CommandResult:
+    exit_code: int | None
+    output: str  # stdout + stderr, truncated for a model or a trajectory
+    timed_out: bool
+    stdout: str = ""  # untruncated stdout (capped at 4 MB), for parsers
+
+
+class Workspace:
+    def __init__(self, view: TaskView, submission: Path, *, env_dir: str | None, network: str = "none",
+                 sandbox: str = "bwrap", extra_env: dict[str, str] | None = None):
+        self.view = view
+        self.target = Path(submission)
+        self.env_dir = env_dir
+        self.network = network
+        self.box = get_sandbox(sandbox)
+        self.extra_env = dict(extra_env or {})
+        scratch = os.environ.get("WORKBENCH_SCRATCH") or None
+        self.staging = Path(tempfile.mkdtemp(prefix="workbench-session-", dir=scratch))
+        os.chmod(self.staging, 0o711)
+        self.work = self.staging / "submission"
+        self.public = self.staging / "task"
+        self.logs = self.staging / "logs"
+        if self.target.is_dir():
+            copy_tree(self.target, self.work)
+        else:
+            self.work.mkdir()
+        self.public.mkdir()
+        (self.public / "instruction.md").write_text(view.instruction, encoding="utf-8")
+        if view.paper_dir is not None:
+            copy_tree(view.paper_dir, self.public / "paper")
+        self.logs.mkdir()
+        self.box.prepare(self.work)
+        self.box.prepare(self.public)
+        self.calls = 0
+
+    # --- running ---------------------------------------------------------------------------------
+
+    def spec(self, timeout: float) -> SandboxSpec:
+        mounts = [Mount(self.work, HOME, writable=True), Mount(self.public, TASK_HOME, writable=False)]
+        if self.env_dir:
+            mounts.append(Mount(Path(self.env_dir), self.env_dir, writable=False))
+        limits = Limits(timeout_sec=max(1.0, timeout), memory_mb=self.view.memory_mb, cpus=self.view.cpus)
+        env = {**sandbox_env(self.env_dir, self.view.cpus), "WORKBENCH_SESSION": "1", **self.extra_env}
+        env.pop("WORKBENCH_REPLAY", None)
+        return SandboxSpec(mounts=mounts, workdir=HOME, limits=limits, env=env, network=self.network)
+
+    def run(self, command: str, timeout: float, stdin: bytes | None = None, limit: int | None = None
+            ) -> CommandResult:
+        """Run a shell command in a fresh sandbox over the working copy; output merged and truncated."""
+        self.calls += 1
+        out, err = self.logs / f"{self.calls}.out", self.logs / f"{self.calls}.err"
+        res = self.box.run(["bash", "-c", command], self.spec(timeout), out, err, stdin=stdin)
+        with open(out, "rb") as fh:
+            stdout = fh.read(4 << 20).decode("utf-8", errors="replace")
+        text = stdout + err.read_text(errors="replace")
+        for p in (out, err):
+            p.unlink(missing_ok=True)
+        return CommandResult(res.exit_code, truncate(text) if limit is None else truncate(text, limit),
+                             res.timed_out, stdout)
+
+    def read_file(self, path: str, timeout: float, max_bytes: int = 200_000) -> CommandResult:
+        return self.run(f"head -c {int(max_bytes)} -- {_quote(path)}", timeout, limit=max_bytes + 100)
+
+    def write_file(self, path: str, content: str, timeout: float) -> CommandResult:
+        q = _quote(path)
+        return self.run(f'mkdir -p -- "$(dirname -- {q})" && cat > {q} && echo "wrote $(wc -c < {q}) bytes"',
+                        timeout, stdin=content.encode("utf-8"))
+
+    # --- closing ---------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Copy the working copy back to the trial (whatever ended the session) and clean up."""
+        make_writable(self.staging)
+        if self.target.exists():
+            make_writable(self.target)
+            shutil.rmtree(self.target)
+        copy_tree(self.work, self.target)
+        shutil.rmtree(self.staging, ignore_errors=True)
+
+    def __enter__(self) -> Workspace:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _quote(path: str) -> str:
+    return shlex.quote(path)
+
+
+def version_of(command: list[str]) -> str | None:
+    """A tool's version string on the host (for recording which CLI agent ran)."""
+    try:
+        return subprocess.run(command, capture_output=True, text=True, timeout=10).stdout.strip() or None
+    except (OSError, subprocess.TimeoutExpired):
+        return None

@@ -1,0 +1,73 @@
+"""Trajectories: the workbench's trajectory.jsonl and its export to Harbor's ATIF (v1.4).
+
+trajectory.jsonl has one record per turn: ``turn, timestamp, role, message`` and, where they apply,
+``tool_calls [{id, name, arguments}]``, ``observations [{tool_call_id, content}]`` (truncated with a
+marker), ``usage {prompt_tokens, completion_tokens}``, ``cost_usd``, ``elapsed_sec``, ``retries``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .paths import TrialPaths
+
+ATIF_VERSION = "ATIF-v1.4"
+_SOURCE = {"system": "system", "user": "user", "assistant": "agent", "agent": "agent"}
+
+
+def read_trajectory(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _arguments(raw: Any) -> dict[str, Any]:
+    if isinstance(raw, dict):
+        return raw
+    try:
+        value = json.loads(raw or "{}")
+        return value if isinstance(value, dict) else {"value": value}
+    except (TypeError, json.JSONDecodeError):
+        return {"raw": str(raw)}  # a malformed call stays visible, as data
+
+
+def to_atif(trial_dir: Path) -> dict[str, Any]:
+    tp = TrialPaths(Path(trial_dir))
+    records = read_trajectory(tp.trajectory)
+    delivery = json.loads(tp.delivery.read_text()) if tp.delivery.is_file() else {}
+    usage = json.loads(tp.usage.read_text()) if tp.usage.is_file() else {}
+    steps = []
+    for i, rec in enumerate(records, start=1):
+        step: dict[str, Any] = {"step_id": i, "timestamp": rec.get("timestamp"),
+                                "source": _SOURCE.get(rec.get("role", ""), "agent"), "message": rec.get("message", "")}
+        if step["source"] == "agent" and delivery.get("model"):
+            step["model_name"] = delivery["model"]
+        if rec.get("tool_calls"):
+            step["tool_calls"] = [{"tool_call_id": str(c.get("id")), "function_name": c.get("name"),
+                                   "arguments": _arguments(c.get("arguments"))} for c in rec["tool_calls"]]
+        if rec.get("observations"):
+            results = [{"source_call_id": str(o.get("tool_call_id")), "content": o.get("content")}
+                       for o in rec["observations"]]
+            step["observation"] = {"results": results}
+        if rec.get("usage") or rec.get("cost_usd") is not None:
+            u = rec.get("usage") or {}
+            step["metrics"] = {k: v for k, v in {"prompt_tokens": u.get("prompt_tokens"),
+                                                 "completion_tokens": u.get("completion_tokens"),
+                                                 "cost_usd": rec.get("cost_usd")}.items() if v is not None}
+        extra = {k: rec[k] for k in ("elapsed_sec", "retries", "kind") if k in rec}
+        if extra:
+            step["extra"] = extra
+        steps.append(step)
+    return {
+        "schema_version": ATIF_VERSION,
+        "session_id": tp.root.name,
+        "agent": {"name": delivery.get("agent", "unknown"), "version": __version__,
+                  **({"model_name": delivery["model"]} if delivery.get("model") else {}),
+                  "extra": {"workbench_agent_status": delivery.get("agent_status"),
+                            "network": delivery.get("network")}},
+        "steps": steps,
+        "final_metrics": {"total_prompt_tokens": usage.get("input_tokens"),
+                          "total_completion_tokens": usage.get("output_tokens"),
+                          "total_cost_usd": usage.get("cost_usd"), "total_steps": len(steps)},
+    }
