@@ -76,6 +76,30 @@ def write_files(root: Path, files: dict[str, str]) -> Path:
 
 
 @pytest.fixture
+def host_http():
+    """An HTTP server on the host's loopback: (port, paths requested). It answers b"served-by-host"."""
+    import http.server
+    import threading
+
+    hits: list[str] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            hits.append(self.path)
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b"served-by-host")
+
+        def log_message(self, *a):
+            pass
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    yield srv.server_address[1], hits
+    srv.shutdown()
+
+
+@pytest.fixture
 def mini_task(tmp_path):
     from workbench.task import load_task
 

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import http.server
 import json
-import threading
 
 import pytest
 
@@ -29,30 +27,14 @@ echo '{"type":"result","subtype":"success","is_error":false,"num_turns":7,"resul
 """
 
 
-@pytest.fixture
-def ping_server():
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):
-            self.send_response(200)
-            self.end_headers()
-            self.wfile.write(b"pong")
-
-        def log_message(self, *a):
-            pass
-
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    yield srv.server_address[1]
-    srv.shutdown()
-
-
 def _cli_task(tmp_path, result="Done: wrote reproduce.sh"):
     root = write_task(tmp_path / "task")
     (root / "environment/starter_submission/fake_cli.sh").write_text(FAKE_CLI.replace("%RESULT%", result))
     return load_task(root)
 
 
-def test_cli_agent_runs_in_the_sandbox_with_host_network_and_named_credentials(tmp_path, ping_server, monkeypatch):
+def test_cli_agent_runs_in_the_sandbox_with_host_network_and_named_credentials(tmp_path, host_http, monkeypatch):
+    ping_server, _ = host_http
     monkeypatch.setenv("FAKE_KEY", "k-123")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-not-for-this-agent")
     task = _cli_task(tmp_path)
@@ -64,7 +46,7 @@ def test_cli_agent_runs_in_the_sandbox_with_host_network_and_named_credentials(t
     assert delivery["agent_status"] == "completed" and delivery["network"] == "host"
     sub = tp.submission
     assert (sub / "seen.txt").read_text().strip() == "key=k-123 openai=missing"
-    assert (sub / "net.txt").read_text().strip() == "pong"  # host network, as configured
+    assert (sub / "net.txt").read_text().strip() == "served-by-host"  # host network, as configured
     usage = json.loads(tp.usage.read_text())
     assert (usage["turns"], usage["input_tokens"], usage["output_tokens"], usage["cost_usd"]) == (7, 1500, 450, 0.12)
     assert rec.outcome["R"] == pytest.approx(0.75)  # and the replay, with no network, scores what it delivered
@@ -72,7 +54,8 @@ def test_cli_agent_runs_in_the_sandbox_with_host_network_and_named_credentials(t
     assert prov["network"] == "none"
 
 
-def test_cli_agent_network_can_be_cut(tmp_path, ping_server):
+def test_cli_agent_network_can_be_cut(tmp_path, host_http):
+    ping_server, _ = host_http
     task = _cli_task(tmp_path)
     config = AgentConfig(name="offline", agent="cli", network="none",
                          options={"command": f"bash fake_cli.sh {ping_server}"})

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import http.server
 import json
 import os
 import shutil
 import socket
 import subprocess
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -35,31 +33,11 @@ def _out(trial: Path, name: str) -> str:
     return (trial / "evidence" / "submission" / "results" / name).read_text()
 
 
-@pytest.fixture
-def loopback_server():
-    hits = []
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):
-            hits.append(self.path)
-            self.send_response(200)
-            self.end_headers()
-            self.wfile.write(b"secret-from-host")
-
-        def log_message(self, *a):
-            pass
-
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    yield srv.server_address[1], hits
-    srv.shutdown()
-
-
-def test_network_is_cut_even_to_loopback_services_of_the_host(tmp_path, submission, loopback_server):
-    port, hits = loopback_server
+def test_network_is_cut_even_to_loopback_services_of_the_host(tmp_path, submission, host_http):
+    port, hits = host_http
     # the server is reachable from outside the sandbox ...
     import urllib.request
-    assert urllib.request.urlopen(f"http://127.0.0.1:{port}/outside", timeout=5).read() == b"secret-from-host"
+    assert urllib.request.urlopen(f"http://127.0.0.1:{port}/outside", timeout=5).read() == b"served-by-host"
     script = f"""
 import socket, urllib.request
 out = []
