@@ -19,6 +19,11 @@ def error(status: int, retry_after: str | None = None) -> dict[str, Any]:
     return {"status": status, "retry_after": retry_after}
 
 
+def slow(seconds: float, then: dict[str, Any]) -> dict[str, Any]:
+    """Answer with ``then`` only after ``seconds`` (to trip client timeouts)."""
+    return {**then, "delay": seconds}
+
+
 class ScriptedServer:
     """POST /v1/chat/completions answers with the next scripted step; every request body is kept."""
 
@@ -27,6 +32,7 @@ class ScriptedServer:
         self.default = default
         self.requests: list[dict[str, Any]] = []
         self.times: list[float] = []
+        self.auth: list[str] = []
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -34,9 +40,12 @@ class ScriptedServer:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 server.requests.append(body)
                 server.times.append(time.monotonic())
+                server.auth.append(self.headers.get("Authorization", ""))
                 step = server.steps.pop(0) if server.steps else server.default
                 if step is None:
                     step = reply("nothing left in the script", [("finish", {"summary": "script ended"})])
+                if step.get("delay"):
+                    time.sleep(step["delay"])
                 if "status" in step:
                     self.send_response(step["status"])
                     if step.get("retry_after") is not None:
@@ -58,11 +67,14 @@ class ScriptedServer:
                                         "finish_reason": "tool_calls" if calls else "stop"}],
                            "usage": {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c}}
                 data = json.dumps(payload).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (a timeout test)
 
             def log_message(self, *a):
                 pass

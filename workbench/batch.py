@@ -47,6 +47,7 @@ class Job:
     engine: str
     timeout: float | None
     fallbacks: dict[str, dict[str, Any]]
+    judge: dict[str, Any] | None = None
 
     @property
     def trial_id(self) -> str:
@@ -58,7 +59,7 @@ def run_job(job: Job) -> dict[str, Any]:
     fallbacks = {k: AgentConfig(**v) for k, v in job.fallbacks.items()}
     try:
         rec = run_trial(load_task(job.task_dir), AgentConfig(**job.config), Path(job.out), attempt=job.attempt,
-                        engine=job.engine, timeout=job.timeout, fallbacks=fallbacks)
+                        engine=job.engine, timeout=job.timeout, fallbacks=fallbacks, judge=job.judge)
         return rec.model_dump()
     except Exception as exc:
         rec = read_trial(RunPaths(Path(job.out)).trial(job.trial_id))
@@ -138,12 +139,13 @@ def exclusive_batch(run: RunPaths) -> Iterator[None]:
 
 def plan(matrix: Matrix, task_dirs: list[Path], out: Path, engine: str) -> list[Job]:
     fallbacks = {a.name: a.model_dump() for a in matrix.agents}
+    judge = {"model": matrix.judge_model} if matrix.judge_model else None
     jobs = []
     for d in task_dirs:
         for cfg in matrix.agents:
             fb = {cfg.fallback: fallbacks[cfg.fallback]} if cfg.fallback else {}
             for attempt in range(1, matrix.attempts + 1):
-                jobs.append(Job(str(d), cfg.model_dump(), attempt, str(out), engine, matrix.replay_timeout, fb))
+                jobs.append(Job(str(d), cfg.model_dump(), attempt, str(out), engine, matrix.replay_timeout, fb, judge))
     return jobs
 
 

@@ -209,17 +209,37 @@ def _print_scores(scores, scores_path: Path) -> None:
     for lf in scores.leaves:
         counts[lf.status] = counts.get(lf.status, 0) + 1
     typer.echo("leaves: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
+    u = scores.judge_usage
+    if u.get("leaves"):
+        cost = f", ${u['cost_usd']:.4f}" if u.get("cost_usd") is not None else ""
+        typer.echo(f"judge: {u['leaves']} leaves ({u['cached']} from cache), {u['calls_made']} model calls, "
+                   f"{u['prompt_tokens'] + u['completion_tokens']} tokens{cost}")
+    for change in scores.fingerprint_changes:
+        typer.echo(f"judge fingerprint changed: {change}")
     typer.echo(f"scores: {scores_path}")
+
+
+JUDGE_HELP = "LLM judge model for judge leaves (endpoint: OPENAI_BASE_URL/OPENAI_API_KEY or WORKBENCH_JUDGE_*)."
+
+
+def _judge(model: str | None):
+    from .scoring.judge import JudgeSettings
+
+    return JudgeSettings.from_env(model)
 
 
 @app.command("score")
 def score_cmd(task_dir: Path, trial: Path = typer.Option(..., "--trial", help="Trial directory."),
+              judge_model: str | None = typer.Option(None, "--judge-model", help=JUDGE_HELP),
+              only_leaves: str | None = typer.Option(None, "--only-leaves", help="Comma-separated leaf ids to re-score "
+                                                     "(the judge is called again for them); the rest is kept."),
               as_json: bool = typer.Option(False, "--json", help="Print scores.json.")):
     """Score a trial's frozen evidence against the task's rubric; writes scores.json."""
     from .scoring import score_trial
     from .task import load_task
 
-    scores = score_trial(load_task(task_dir), trial)
+    only = {x.strip() for x in only_leaves.split(",") if x.strip()} if only_leaves else None
+    scores = score_trial(load_task(task_dir), trial, judge=_judge(judge_model), only_leaves=only)
     if as_json:
         typer.echo(scores.model_dump_json(indent=2))
     else:
@@ -251,6 +271,7 @@ def run_cmd(
     time_scale: float = typer.Option(1.0, "--time-scale", help="Multiply the task's agent time budget."),
     max_turns: int | None = typer.Option(None, "--max-turns"),
     max_cost: float | None = typer.Option(None, "--max-cost", help="USD; needs prices (-o or a matrix)."),
+    judge_model: str | None = typer.Option(None, "--judge-model", help=JUDGE_HELP),
     attempt: int = typer.Option(1, "--attempt", min=1),
     engine: str = typer.Option("papermill", "--engine", help="papermill (notebooks kept) or inline."),
     timeout: float | None = typer.Option(None, "--timeout", help="Override the replay time limit (s)."),
@@ -267,7 +288,9 @@ def run_cmd(
                          time_scale=time_scale, max_turns=max_turns, max_cost_usd=max_cost)
     run = RunPaths(out)
     lock_single_run(run, task, config)
-    record = run_trial(task, config, out, attempt=attempt, engine=engine, timeout=timeout)
+    judge = _judge(judge_model)
+    record = run_trial(task, config, out, attempt=attempt, engine=engine, timeout=timeout,
+                       judge=judge.public() if judge else None)
     tp = run.trial(record.id)
     typer.echo(f"trial: {tp.root}")
     typer.echo(f"delivery {record.outcome['delivery']}, replay {record.outcome['replay']}")
@@ -278,7 +301,8 @@ def run_cmd(
 
 @app.command("demo")
 def demo_cmd(out: Path = typer.Option(Path("runs/demo"), "--out"),
-             engine: str = typer.Option("papermill", "--engine", help="papermill or inline.")):
+             engine: str = typer.Option("papermill", "--engine", help="papermill or inline."),
+             judge_model: str | None = typer.Option(None, "--judge-model", help=JUDGE_HELP)):
     """Run the bundled demo task (PySCF H2 curve) with the oracle and nop agents; no API key needed."""
     from tqdm import tqdm
 
@@ -299,7 +323,8 @@ def demo_cmd(out: Path = typer.Option(Path("runs/demo"), "--out"),
     for agent in tqdm(["oracle", "nop"], desc="demo trials", unit="trial", file=sys.stderr):
         config = AgentConfig(name=agent, agent=agent)
         lock_single_run(RunPaths(out), task, config)
-        rows.append((agent, run_trial(task, config, out, engine=engine)))
+        judge = _judge(judge_model)
+        rows.append((agent, run_trial(task, config, out, engine=engine, judge=judge.public() if judge else None)))
     typer.echo(f"\n{'agent':<8}{'R':>8}{'full':>7}{'coverage':>10}  trial")
     for agent, rec in rows:
         o = rec.outcome
@@ -308,6 +333,9 @@ def demo_cmd(out: Path = typer.Option(Path("runs/demo"), "--out"),
     typer.echo(f"\nscores: {out}/trials/<trial>/scores.json   evidence: {out}/trials/<trial>/evidence/")
     if engine == "papermill":
         typer.echo(f"notebooks: {out}/trials/<trial>/notebooks/ (open them in JupyterLab)")
+    pending = sum(rec.outcome.get("pending_review", 0) for _, rec in rows)
+    if pending:
+        typer.echo(f"{pending} leaves await review (no judge configured: --judge-model, or an expert)")
 
 
 @app.command("batch")
@@ -322,7 +350,9 @@ def batch_cmd(
                                            help="With --resume, also re-run trials in this status (infra_error)."),
     engine: str | None = typer.Option(None, "--engine", help="papermill or inline (default: the matrix's)."),
 ):
-    """Run every (task, configuration, attempt) of a matrix; resumable, each outcome exactly once."""
+    """Run every (task, configuration, attempt) of a matrix; resumable, each outcome exactly once.
+
+    The LLM judge is the matrix's `judge_model` (its endpoint and key come from the environment)."""
     from .batch import run_batch, summary_rows
 
     res = run_batch(matrix, out, executor=executor, workers=workers, scheduler=scheduler, resume=resume,
@@ -357,6 +387,43 @@ def trajectory_cmd(trial: Path, fmt: str = typer.Option("atif", "--format", help
         typer.echo(f"wrote {out} ({len(data['steps'])} steps)")
     else:
         typer.echo(json.dumps(data, indent=2))
+
+
+@app.command("judge-eval")
+def judge_eval_cmd(run_dir: Path, as_json: bool = typer.Option(False, "--json")):
+    """The judge's verdicts against expert reviews of the same leaves: accuracy, macro F1, kappa."""
+    from .scoring.judge_eval import judge_eval
+
+    res = judge_eval(run_dir)
+    if as_json:
+        typer.echo(json.dumps(res, indent=2, default=str))
+        return
+    typer.echo(f"{res['pairs']} leaves judged and reviewed ({res['judged_leaves']} judged, "
+               f"{res['reviewed_leaves']} reviewed)")
+    if not res["pairs"]:
+        raise typer.Exit(0)
+    typer.echo(f"{'':<12}{'n':>5}{'acc':>8}{'prec':>8}{'recall':>8}{'F1':>8}{'macroF1':>9}{'kappa':>8}")
+    for label, m in [("overall", res["overall"]), *res["by_phase"].items()]:
+        typer.echo(f"{label:<12}{m['n']:>5}{m['accuracy']:>8.3f}{m['precision']:>8.3f}{m['recall']:>8.3f}"
+                   f"{m['f1']:>8.3f}{m['macro_f1']:>9.3f}{m['kappa']:>8.3f}")
+    for d in res["disagreements"]:
+        typer.echo(f"disagree: {d['trial']} {d['leaf']}: judge {d['judge']} vs {d['reviewer']} {d['expert']}")
+
+
+review_app = typer.Typer(no_args_is_help=True, help="Expert review of leaves.")
+app.add_typer(review_app, name="review")
+
+
+@review_app.command("set")
+def review_set_cmd(trial: Path, leaf: str, score: float,
+                   reviewer: str = typer.Option(..., "--reviewer", help="Who reviews (recorded)."),
+                   comment: str = typer.Option("", "--comment")):
+    """Record an expert's score for one leaf of a trial (append-only, in the run's results store)."""
+    from .review.records import record_review
+
+    rec = record_review(trial, leaf, score, reviewer=reviewer, comment=comment)
+    typer.echo(f"review {rec['review_id']}: {rec['trial_id']} {leaf}: {rec['previous_score']} -> {score} "
+               f"by {reviewer}")
 
 
 @app.command("index")

@@ -173,15 +173,18 @@ def _session_params(p: dict[str, Any], cfg: AgentConfig) -> dict[str, Any]:
 
 def run_trial(task: Task, config: AgentConfig, out: Path, *, attempt: int = 1, engine: str = "papermill",
               timeout: float | None = None, sandbox: str = "bwrap",
-              fallbacks: dict[str, AgentConfig] | None = None) -> TrialRecord:
-    """One trial end to end into ``out/trials/<trial-id>/``; the caller holds no lock, this takes it."""
+              fallbacks: dict[str, AgentConfig] | None = None, judge: dict[str, Any] | None = None) -> TrialRecord:
+    """One trial end to end into ``out/trials/<trial-id>/``; the caller holds no lock, this takes it.
+
+    ``judge`` ({"model": ..., optional settings}) turns on the LLM judge for judge leaves."""
     run = RunPaths(Path(out))
     tid = trial_id(task.id, config.name, attempt)
     with trial_lock(run, tid):
-        return _run_locked(task, config, run, tid, attempt, get_engine(engine), timeout, sandbox, fallbacks or {})
+        return _run_locked(task, config, run, tid, attempt, get_engine(engine), timeout, sandbox, fallbacks or {},
+                           judge)
 
 
-def _run_locked(task, config, run, tid, attempt, engine, timeout, sandbox, fallbacks) -> TrialRecord:
+def _run_locked(task, config, run, tid, attempt, engine, timeout, sandbox, fallbacks, judge) -> TrialRecord:
     tp = run.trial(tid)
     if tp.root.exists():
         make_writable(tp.root)
@@ -201,7 +204,7 @@ def _run_locked(task, config, run, tid, attempt, engine, timeout, sandbox, fallb
         record.fallback = {"refused_by": config.name, "used": fb.name}
         delivery = r.stage("fallback_session", "session", _session_params(p, fb))
     prov = r.stage("replay", "replay", {**p, "timeout": timeout, "sandbox": sandbox})
-    scores = r.stage("score", "score", p)
+    scores = r.stage("score", "score", {**p, "judge": judge})
     queue = r.stage("review", "review", p)
 
     record.status, record.finished_at = "complete", _now()
@@ -217,6 +220,7 @@ def _run_locked(task, config, run, tid, attempt, engine, timeout, sandbox, fallb
         "final": scores["final"],
         "needs_rescoring": scores["needs_rescoring"],
         "phases": scores["phases"],
+        "judge_usage": scores.get("judge_usage"),
         "pending_review": queue["pending"],
     }
     r.save()

@@ -32,17 +32,21 @@ def replay(task_dir: str, trial_dir: str, timeout: float | None = None, sandbox:
                                           "sources_changed", "evidence_manifest_digest")}
 
 
-def score(task_dir: str, trial_dir: str) -> dict[str, Any]:
-    """Stage 3: score the frozen evidence; returns R, phases and leaf counts by status."""
+def score(task_dir: str, trial_dir: str, judge: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Stage 3: score the frozen evidence (with the LLM judge when ``judge`` names a model); returns R,
+    phases and leaf counts by status. The judge's API key comes from the environment, never a parameter."""
     from .scoring import score_trial
+    from .scoring.judge import JudgeSettings
     from .task import load_task
 
-    s = score_trial(load_task(task_dir), Path(trial_dir))
+    settings = JudgeSettings.from_env(**judge) if judge else None
+    s = score_trial(load_task(task_dir), Path(trial_dir), judge=settings)
     counts: dict[str, int] = {}
     for lf in s.leaves:
         counts[lf.status] = counts.get(lf.status, 0) + 1
     return {"R": s.R, "full": s.full, "coverage": s.coverage, "final": s.final, "phases": s.phases,
-            "needs_rescoring": s.needs_rescoring, "leaf_status": counts, "fingerprint": s.fingerprint["digest"]}
+            "needs_rescoring": s.needs_rescoring, "leaf_status": counts, "fingerprint": s.fingerprint["digest"],
+            "judge_usage": s.judge_usage, "fingerprint_changes": s.fingerprint_changes}
 
 
 def review(task_dir: str, trial_dir: str) -> dict[str, Any]:

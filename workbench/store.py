@@ -1,9 +1,10 @@
-"""The results index: trials, leaf scores and stage timings in one database (SQLite file by default).
+"""The results store: the index of trials, leaf scores and stage timings, and expert review records.
 
-The trial directories are the source of truth; the index is rebuilt from them by ``workbench index``
-and updated by batches as trials finish. Each trial is written in one transaction that first deletes
-its old rows, so re-indexing or a resumed batch never duplicates an outcome. Any SQLAlchemy URL works
-(``postgresql://...`` for a team sharing one store).
+Index tables are derived: the trial directories are their source of truth, ``workbench index`` rebuilds
+them and batches update them as trials finish; each trial is rewritten in one transaction, so
+re-indexing never duplicates an outcome, and an index from an older schema is dropped and rebuilt.
+Review records are primary data: append-only (who, when, which leaf, old and new score, comment),
+never rewritten or dropped. Any SQLAlchemy URL works (``postgresql://...`` for a team sharing one store).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from sqlalchemy import (
     create_engine,
     delete,
     insert,
+    inspect,
     select,
 )
 
@@ -44,6 +46,7 @@ trials = Table(
     Column("R", Float), Column("full", Boolean), Column("coverage", Float), Column("final", Boolean),
     Column("needs_rescoring", Boolean), Column("modeling", Float), Column("execution", Float),
     Column("validation", Float), Column("pending_review", Integer),
+    Column("judge_prompt_tokens", Integer), Column("judge_completion_tokens", Integer), Column("judge_cost_usd", Float),
     Column("started_at", String(40)), Column("finished_at", String(40)), Column("error", Text),
 )
 
@@ -53,6 +56,8 @@ leaf_scores = Table(
     Column("leaf_id", String(300), primary_key=True),
     Column("phase", String(20)), Column("effective_weight", Float), Column("score", Float),
     Column("status", String(30)), Column("method", String(20)), Column("rationale", Text),
+    Column("prompt_tokens", Integer), Column("completion_tokens", Integer), Column("cost_usd", Float),
+    Column("judge_cached", Boolean),
 )
 
 stage_timings = Table(
@@ -63,7 +68,16 @@ stage_timings = Table(
     Column("notebook", String(300)),
 )
 
-TABLES = (trials, leaf_scores, stage_timings)
+TABLES = (trials, leaf_scores, stage_timings)  # derived: rebuildable from the trial directories
+
+reviews = Table(
+    "reviews", metadata,
+    Column("review_id", Integer, primary_key=True, autoincrement=True),
+    Column("run", String(300)), Column("trial_id", String(300), index=True), Column("task", String(200)),
+    Column("leaf_id", String(300)), Column("kind", String(20)),  # review | adjudication
+    Column("reviewer", String(200)), Column("score", Float), Column("previous_score", Float),
+    Column("comment", Text), Column("created_at", String(40)),
+)
 
 
 def _trial_rows(tp: TrialPaths) -> tuple[dict, list[dict], list[dict]] | None:
@@ -85,12 +99,18 @@ def _trial_rows(tp: TrialPaths) -> tuple[dict, list[dict], list[dict]] | None:
         "pending_review": out.get("pending_review"), "started_at": rec.get("started_at"),
         "finished_at": rec.get("finished_at"), "error": rec.get("error"),
     }
+    judge_usage = out.get("judge_usage") or {}
+    row.update(judge_prompt_tokens=judge_usage.get("prompt_tokens"),
+               judge_completion_tokens=judge_usage.get("completion_tokens"), judge_cost_usd=judge_usage.get("cost_usd"))
     leaves = []
     if rec.get("status") == "complete" and tp.scores.is_file():
         for lf in json.loads(tp.scores.read_text())["leaves"]:
+            u = lf.get("usage") or {}
             leaves.append({"trial_id": rec["id"], "leaf_id": lf["id"], "phase": lf["phase"],
                            "effective_weight": lf["effective_weight"], "score": lf["score"],
-                           "status": lf["status"], "method": lf["method"], "rationale": lf["rationale"]})
+                           "status": lf["status"], "method": lf["method"], "rationale": lf["rationale"],
+                           "prompt_tokens": u.get("prompt_tokens"), "completion_tokens": u.get("completion_tokens"),
+                           "cost_usd": u.get("cost_usd"), "judge_cached": (lf.get("judge") or {}).get("cached")})
     timings = [{"trial_id": rec["id"], "stage": k, "status": v.get("status"), "seconds": v.get("seconds"),
                 "started_at": v.get("started_at"), "notebook": v.get("notebook")}
                for k, v in rec.get("stages", {}).items()]
@@ -101,7 +121,19 @@ class Store:
     def __init__(self, url: str):
         self.url = url
         self.engine = create_engine(url)
+        self._migrate_index()
         metadata.create_all(self.engine)
+
+    def _migrate_index(self) -> None:
+        """Drop derived index tables whose columns differ from this version's (they are rebuilt)."""
+        found = inspect(self.engine)
+        stale = [t for t in TABLES if found.has_table(t.name)
+                 and {c["name"] for c in found.get_columns(t.name)} != {c.name for c in t.columns}]
+        if stale:
+            log.warning("results index schema changed (%s); it will be rebuilt", ", ".join(t.name for t in stale))
+            with self.engine.begin() as conn:
+                for t in stale:
+                    t.drop(conn)
 
     @classmethod
     def for_run(cls, run_dir: Path | str) -> Store:
@@ -140,6 +172,18 @@ class Store:
     def trial_ids(self) -> list[str]:
         with self.engine.connect() as conn:
             return [r[0] for r in conn.execute(select(trials.c.trial_id).order_by(trials.c.trial_id))]
+
+    def add_review(self, *, run: str, trial_id: str, task: str, leaf_id: str, reviewer: str, score: float,
+                   previous_score: float | None, comment: str = "", kind: str = "review") -> int:
+        """Append one review record (never updated or deleted); returns its id."""
+        from datetime import UTC, datetime
+
+        with self.engine.begin() as conn:
+            res = conn.execute(insert(reviews).values(
+                run=run, trial_id=trial_id, task=task, leaf_id=leaf_id, kind=kind, reviewer=reviewer, score=score,
+                previous_score=previous_score, comment=comment,
+                created_at=datetime.now(UTC).isoformat(timespec="seconds")))
+            return int(res.inserted_primary_key[0])
 
     def frame(self, table: str = "trials"):
         """A table of the index as a pandas DataFrame."""

@@ -122,6 +122,30 @@ def phase_chart(trial_dir: str | Path):
     return fig
 
 
+def judge_audit(trial_dir: str | Path):
+    """Per judged leaf: score, the judge's reason and checks, the evidence it was shown (path and hash),
+    whether the verdict came from the cache, and its tokens: what an expert needs to audit it."""
+    import pandas as pd
+
+    from .scoring import Scores
+
+    tp = TrialPaths(Path(trial_dir))
+    scores = Scores.model_validate_json(tp.scores.read_text())
+    rows = []
+    for lf in scores.leaves:
+        if not lf.judge:
+            continue
+        record = tp.root / lf.judge["transcript"] if lf.judge.get("transcript") else None
+        seen = json.loads(record.read_text()).get("evidence", {}) if record and record.is_file() else {}
+        rows.append({"id": lf.id, "phase": lf.phase, "status": lf.status, "score": lf.score,
+                     "reason": lf.rationale, "checks": "; ".join(lf.judge.get("checks", [])),
+                     "evidence seen": "\n".join(f"{p} ({h[:12]})" for p, h in seen.items()),
+                     "cached": lf.judge.get("cached"), "tokens": (lf.usage or {}).get("prompt_tokens", 0)
+                     + (lf.usage or {}).get("completion_tokens", 0), "error": lf.error})
+    return pd.DataFrame(rows, columns=["id", "phase", "status", "score", "reason", "checks", "evidence seen",
+                                       "cached", "tokens", "error"])
+
+
 def png(fig, dpi: int = 110):
     """A matplotlib Figure as an embedded PNG (renders in JupyterLab and in offline HTML exports)."""
     import io

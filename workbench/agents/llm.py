@@ -64,8 +64,10 @@ def retry_after(exc: Exception) -> float | None:
 
 
 def chat(client, *, remaining: Callable[[], float], on_retry: Callable[[Attempt], None] | None = None,
-         max_attempts: int = MAX_ATTEMPTS, sleep: Callable[[float], None] = time.sleep, **request: Any):
-    """``client.chat.completions.create(**request)`` with bounded, deadline-aware retries."""
+         max_attempts: int = MAX_ATTEMPTS, call_timeout: float | None = None,
+         sleep: Callable[[float], None] = time.sleep, **request: Any):
+    """``client.chat.completions.create(**request)`` with bounded retries; ``remaining()`` is the time to
+    the caller's deadline (no attempt or wait goes past it), ``call_timeout`` bounds each attempt."""
     import openai
 
     retryable = (openai.RateLimitError, openai.APITimeoutError, openai.APIConnectionError,
@@ -76,7 +78,7 @@ def chat(client, *, remaining: Callable[[], float], on_retry: Callable[[Attempt]
         if left <= 0:
             raise TimeoutError("the session deadline passed while calling the model")
         try:
-            return client.chat.completions.create(timeout=left, **request)
+            return client.chat.completions.create(timeout=min(left, call_timeout or left), **request)
         except openai.APIStatusError as exc:
             if not isinstance(exc, retryable) and exc.status_code < 500:
                 if exc.status_code in (400, 413, 422):

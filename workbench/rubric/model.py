@@ -44,6 +44,8 @@ class RubricNode(BaseModel):
     tolerance: Any = None
     effective_points: float | None = None
     method: Method | None = None
+    scale: Literal["binary", "continuous"] = "binary"  # how a judge or an expert scores the leaf
+    judge_notes: str | None = None  # private guidance for the judge
     # graded trees
     score: float | None = None
     valid_score: bool | None = None

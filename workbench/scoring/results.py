@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -23,6 +23,8 @@ class LeafScore(BaseModel):
     evidence_refs: list[str] = Field(default_factory=list)
     critical: bool = False
     error: str | None = None
+    usage: dict[str, Any] | None = None  # judge tokens and cost for this leaf
+    judge: dict[str, Any] | None = None  # model, fingerprint key and parts, cached, transcript path
 
 
 class Scores(BaseModel):
@@ -38,6 +40,8 @@ class Scores(BaseModel):
     needs_rescoring: bool = False
     replay_status: str | None = None
     leaves: list[LeafScore]
+    judge_usage: dict[str, Any] = Field(default_factory=dict)
+    fingerprint_changes: list[str] = Field(default_factory=list)
     fingerprint: dict[str, str | None]
     scored_at: str
     workbench_version: str

@@ -13,6 +13,7 @@ import math
 import traceback
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from .. import __version__
 from ..errors import WorkbenchError
@@ -22,12 +23,14 @@ from ..paths import TrialPaths
 from ..rubric import PHASES, Leaf, is_full
 from ..task import Task
 from .checks import CheckSpecError, load_task_checks, run_check
+from .judge import JudgeSettings, judge_leaf
 from .results import COUNTED, LeafScore, Scores
 
 log = logging.getLogger(__name__)
 
 
-def score_leaf(leaf: Leaf, ev: Evidence, task_checks: dict) -> LeafScore:
+def score_leaf(leaf: Leaf, ev: Evidence, task_checks: dict, *, task: Task | None = None,
+               judge: JudgeSettings | None = None, judge_dir: Path | None = None, force: bool = False) -> LeafScore:
     node = leaf.node
     method = node.scoring_method
     base = dict(id=node.id, title=node.label, phase=leaf.phase, effective_weight=leaf.effective_weight,
@@ -47,12 +50,34 @@ def score_leaf(leaf: Leaf, ev: Evidence, task_checks: dict) -> LeafScore:
                              error="".join(traceback.format_exception_only(exc)).strip())
         refs = list(dict.fromkeys(base.pop("evidence_refs") + out.evidence_refs))
         return LeafScore(**base, score=out.score, status="scored", rationale=out.rationale, evidence_refs=refs)
-    missing = [r for r in base["evidence_refs"] if not ev.has_content(r)]
+    refs = base["evidence_refs"]
+    missing = [r for r in refs if not ev.has_content(r)]
+    if refs and len(missing) == len(refs):
+        return LeafScore(**base, score=0.0, status="missing_evidence",
+                         rationale="missing evidence: " + ", ".join(missing))
+    if method == "judge" and judge is not None:
+        return judged(leaf, ev, base, task, judge, judge_dir, force)
     if missing:
         return LeafScore(**base, score=0.0, status="missing_evidence",
                          rationale="missing evidence: " + ", ".join(missing))
     return LeafScore(**base, score=None, status="pending_review",
                      rationale=f"awaits {'an expert' if method == 'expert' else 'the judge or an expert'}")
+
+
+def judged(leaf: Leaf, ev: Evidence, base: dict, task: Task, settings: JudgeSettings, judge_dir: Path,
+           force: bool) -> LeafScore:
+    out = judge_leaf(task, leaf, ev, settings, judge_dir, force=force)
+    info = {"model": settings.model, "key": out.key, "fingerprint": out.parts, "cached": out.cached,
+            "transcript": out.transcript, "calls_made": out.calls}
+    if out.verdict is None:
+        return LeafScore(**base, score=None, status="withheld", rationale="the judge failed",
+                         error=out.error, usage=out.usage, judge=info)
+    v = out.verdict
+    if v.evidence_access == "missing":
+        return LeafScore(**base, score=0.0, status="missing_evidence", rationale=f"judge: evidence missing: {v.reason}",
+                         usage=out.usage, judge={**info, "checks": v.checks})
+    return LeafScore(**base, score=v.score, status="scored", rationale=f"judge: {v.reason}", usage=out.usage,
+                     judge={**info, "checks": v.checks, "evidence_access": v.evidence_access})
 
 
 def apply_gates(leaves: list[Leaf], scores: dict[str, LeafScore]) -> None:
@@ -90,7 +115,33 @@ def fingerprint(task: Task, manifest_digest: str | None) -> dict[str, str | None
     return parts
 
 
-def score_trial(task: Task, trial_dir: Path) -> Scores:
+def judge_totals(leaf_scores: list[LeafScore]) -> dict[str, Any]:
+    judged_leaves = [s for s in leaf_scores if s.usage]
+    costs = [s.usage.get("cost_usd") for s in judged_leaves if s.usage.get("cost_usd") is not None]
+    return {"leaves": len(judged_leaves),
+            "calls_made": sum((s.judge or {}).get("calls_made", 0) for s in judged_leaves),
+            "cached": sum(1 for s in judged_leaves if (s.judge or {}).get("cached")),
+            "prompt_tokens": sum(s.usage.get("prompt_tokens", 0) for s in judged_leaves),
+            "completion_tokens": sum(s.usage.get("completion_tokens", 0) for s in judged_leaves),
+            "cost_usd": sum(costs) if costs else None}
+
+
+def fingerprint_changes(previous: Scores | None, leaf_scores: list[LeafScore]) -> list[str]:
+    """Judged leaves whose fingerprint differs from the previous scoring, and what changed."""
+    if previous is None:
+        return []
+    old = {s.id: (s.judge or {}).get("fingerprint") for s in previous.leaves if s.judge}
+    out = []
+    for s in leaf_scores:
+        new = (s.judge or {}).get("fingerprint")
+        if new and old.get(s.id) and new != old[s.id]:
+            what = [k for k in new if new[k] != old[s.id].get(k)]
+            out.append(f"{s.id}: {', '.join(what)} changed")
+    return out
+
+
+def score_trial(task: Task, trial_dir: Path, *, judge: JudgeSettings | None = None,
+                only_leaves: set[str] | None = None) -> Scores:
     tp = TrialPaths(Path(trial_dir))
     if not tp.provenance.is_file():
         raise WorkbenchError(f"{tp.provenance}: missing; the replay did not finish. Re-run it before scoring.")
@@ -100,15 +151,34 @@ def score_trial(task: Task, trial_dir: Path) -> Scores:
     rubric = task.rubric
     task_checks = load_task_checks(task.paths.checks_py)
     leaves = rubric.leaves
-    by_id = {lf.id: score_leaf(lf, ev, task_checks) for lf in leaves}
+    previous = Scores.model_validate_json(tp.scores.read_text()) if tp.scores.is_file() else None
+    if only_leaves:
+        unknown = only_leaves - {lf.id for lf in leaves}
+        if unknown:
+            raise WorkbenchError(f"--only-leaves: no such leaves in {task.id}'s rubric: {', '.join(sorted(unknown))}")
+        if previous is None:
+            raise WorkbenchError(f"--only-leaves needs an existing {tp.scores}; score the whole trial first")
+    kept = {s.id: s for s in previous.leaves} if previous and only_leaves else {}
+    by_id = {}
+    for lf in leaves:
+        if only_leaves and lf.id not in only_leaves and lf.id in kept:
+            by_id[lf.id] = kept[lf.id].model_copy(update={"effective_weight": lf.effective_weight})
+        else:
+            by_id[lf.id] = score_leaf(lf, ev, task_checks, task=task, judge=judge, judge_dir=tp.root / "judge",
+                                      force=bool(only_leaves))
     apply_gates(leaves, by_id)
     leaf_scores = [by_id[lf.id] for lf in leaves]
+    changes = fingerprint_changes(previous, leaf_scores)
+    for c in changes:
+        log.warning("judge fingerprint changed for leaf %s", c)
     scores = Scores(
         task=task.id,
         trial=tp.root.name,
         **summarize(leaf_scores),
         replay_status=prov.get("status"),
         leaves=leaf_scores,
+        judge_usage=judge_totals(leaf_scores),
+        fingerprint_changes=changes,
         fingerprint=fingerprint(task, sha256_file(tp.manifest)),
         scored_at=datetime.now(UTC).isoformat(timespec="seconds"),
         workbench_version=__version__,

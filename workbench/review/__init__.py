@@ -1,0 +1,1 @@
+"""Stage 4: expert review: review records, agreement statistics (judge vs expert, expert vs expert)."""
