@@ -162,3 +162,66 @@ def config(agent: str, **kw):
     from workbench.matrix import AgentConfig
 
     return AgentConfig(name=kw.pop("name", agent), agent=agent, **kw)
+
+
+def required_tool_missing(what: str) -> None:
+    """Skip on a developer machine without ``what``; fail under `make test`, which installs it."""
+    if os.environ.get("WORKBENCH_REQUIRE_TEST_TOOLS"):
+        pytest.fail(f"{what} is required here (make test installs it)")
+    pytest.skip(f"{what} is not installed")
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """A real PostgreSQL server (Debian's package) in a temporary cluster on 127.0.0.1; yields its base URL."""
+    import pwd
+    import shutil
+    import tempfile
+
+    initdb = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
+    if not initdb:
+        required_tool_missing("PostgreSQL (apt-get install postgresql)")
+    bindir = initdb[-1].parent
+    root = Path(tempfile.mkdtemp(prefix="workbench-pg-"))
+    as_user: list[str] = []
+    if os.geteuid() == 0:  # initdb refuses to run as root
+        pw = pwd.getpwnam("postgres")
+        os.chown(root, pw.pw_uid, pw.pw_gid)
+        as_user = ["runuser", "-u", "postgres", "--"]
+    port = free_port()
+    data = root / "data"
+    subprocess.run([*as_user, str(bindir / "initdb"), "-D", str(data), "-A", "trust", "-U", "workbench", "-N"],
+                   check=True, capture_output=True)
+    subprocess.run([*as_user, str(bindir / "pg_ctl"), "-D", str(data), "-l", str(root / "log"), "-w", "-o",
+                    f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off", "start"],
+                   check=True, capture_output=True)
+    try:
+        yield f"postgresql+psycopg://workbench@127.0.0.1:{port}"
+    finally:
+        subprocess.run([*as_user, str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"],
+                       capture_output=True)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request, tmp_path):
+    """A fresh, empty results store: a SQLite file, then a new database on the real PostgreSQL server."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'store.db'}"
+    from sqlalchemy import create_engine, text
+
+    base = request.getfixturevalue("postgres_server")
+    name = f"t{free_port()}_{os.getpid()}"
+    engine = create_engine(f"{base}/postgres", isolation_level="AUTOCOMMIT")
+    with engine.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    engine.dispose()
+    return f"{base}/{name}"

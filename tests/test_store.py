@@ -34,3 +34,47 @@ def test_index_command(tmp_path):
     assert proc.returncode == 0 and "indexed 1 trial(s)" in proc.stdout
     proc = run_cli("index", str(tmp_path))
     assert proc.returncode == 1 and "not a run directory" in proc.stderr
+
+
+def test_every_backend_indexes_trials_and_keeps_reviews_through_a_schema_change(store_url, tmp_path):
+    from sqlalchemy import insert
+
+    from workbench import store as store_mod
+
+    task = load_task(write_task(tmp_path / "mini"))
+    run = tmp_path / "run"
+    run_trial(task, config("oracle"), run, engine="inline")
+    store = Store(store_url)
+    assert store.rebuild(run) == 1 and store.rebuild(run) == 1
+    assert store.frame().R.tolist() == [0.75] and len(store.frame("leaf_scores")) == 4
+    rid = store.add_review(run="run", trial_id="mini__oracle__1", task="mini", leaf_id="v2", reviewer="Ada",
+                           score=1.0, previous_score=None, comment="ok")
+    store.set_setting("run", "reviewers_required", "2")
+    store.set_setting("run", "reviewers_required", "3")
+    # an index written by another schema version is dropped and rebuilt; reviews and settings are primary data
+    with store.engine.begin() as conn:
+        conn.execute(store_mod.meta.delete())
+        conn.execute(insert(store_mod.meta).values(key="schema_version", value="0"))
+    again = Store(store_url)
+    assert again.frame().empty and again.rebuild(run) == 1
+    reviews = again.reviews_for("run")
+    assert list(reviews.review_id) == [rid] and reviews.reviewer[0] == "Ada"
+    assert again.get_setting("run", "reviewers_required") == "3" and again.get_setting("other", "x", "d") == "d"
+
+
+def test_two_runs_share_one_store_without_mixing(store_url, tmp_path):
+    task = load_task(write_task(tmp_path / "mini"))
+    for name in ("a", "b"):
+        run_trial(task, config("oracle"), tmp_path / name, engine="inline")
+    store = Store(store_url)
+    store.rebuild(tmp_path / "a")
+    store.rebuild(tmp_path / "b")
+    store.rebuild(tmp_path / "a")
+    assert sorted(store.frame().run) == ["a", "b"] and store.trial_ids("a") == ["mini__oracle__1"]
+
+
+def test_a_postgresql_url_without_a_driver_uses_psycopg():
+    from workbench.store import _with_driver
+
+    assert _with_driver("postgresql://u@h/db") == "postgresql+psycopg://u@h/db"
+    assert _with_driver("sqlite:///x.db") == "sqlite:///x.db"

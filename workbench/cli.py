@@ -414,16 +414,109 @@ review_app = typer.Typer(no_args_is_help=True, help="Expert review of leaves.")
 app.add_typer(review_app, name="review")
 
 
+DB_OPTION = typer.Option(None, "--db", help="SQLAlchemy URL of the results store (default: WORKBENCH_STORE_URL, "
+                                            "else RUN_DIR/results.db).")
+
+
+def _review_store(run_dir: Path, db: str | None):
+    from .paths import RunPaths
+    from .store import Store
+
+    if not RunPaths(run_dir).trials.is_dir():
+        raise WorkbenchError(f"{run_dir}: no trials/ directory (not a run directory)")
+    return Store.for_run(run_dir, db)
+
+
+def _echo_review(rec: dict, leaf: str, score: float, who: str) -> None:
+    status = rec["leaf_status"] + ("" if rec["leaf_score"] is None else f" {rec['leaf_score']:g}")
+    typer.echo(f"review {rec['review_id']}: {rec['trial_id']} {leaf}: {rec['previous_score']} -> {score} by {who}; "
+               f"leaf {status}; R {rec['R_before']:.4f} -> {rec['R']:.4f}")
+
+
+def _trial_store(trial: Path, db: str | None):
+    from .review.records import run_of
+    from .store import Store
+
+    run = run_of(trial)
+    if run is None:
+        raise WorkbenchError(f"{trial} is not inside a run directory (RUN/trials/TRIAL); reviews live in a run's store")
+    return Store.for_run(run, db)
+
+
 @review_app.command("set")
 def review_set_cmd(trial: Path, leaf: str, score: float,
                    reviewer: str = typer.Option(..., "--reviewer", help="Who reviews (recorded)."),
-                   comment: str = typer.Option("", "--comment")):
-    """Record an expert's score for one leaf of a trial (append-only, in the run's results store)."""
+                   comment: str = typer.Option("", "--comment"), db: str | None = DB_OPTION):
+    """Record an expert's score for one leaf of a trial (append-only); scores.json and R are recomputed."""
     from .review.records import record_review
 
-    rec = record_review(trial, leaf, score, reviewer=reviewer, comment=comment)
-    typer.echo(f"review {rec['review_id']}: {rec['trial_id']} {leaf}: {rec['previous_score']} -> {score} "
-               f"by {reviewer}")
+    rec = record_review(trial, leaf, score, reviewer=reviewer, comment=comment, store=_trial_store(trial, db))
+    _echo_review(rec, leaf, score, reviewer)
+
+
+@review_app.command("adjudicate")
+def review_adjudicate_cmd(trial: Path, leaf: str, score: float,
+                          reviewer: str = typer.Option(..., "--reviewer", help="Who decides (recorded)."),
+                          comment: str = typer.Option("", "--comment"), db: str | None = DB_OPTION):
+    """The final decision on a leaf (usually a disputed one); it outranks every review."""
+    from .review.records import record_review
+
+    rec = record_review(trial, leaf, score, reviewer=reviewer, comment=comment, kind="adjudication",
+                        store=_trial_store(trial, db))
+    _echo_review(rec, leaf, score, reviewer)
+
+
+@review_app.command("configure")
+def review_configure_cmd(run_dir: Path, reviewers_required: int = typer.Option(
+        ..., "--reviewers-required", help="Independent reviewers per leaf before their verdict counts."),
+        db: str | None = DB_OPTION):
+    """Set how many independent reviewers a run requires; reviewed trials are re-decided at once."""
+    from .review import set_reviewers_required
+
+    n = set_reviewers_required(run_dir, reviewers_required, _review_store(run_dir, db))
+    typer.echo(f"{run_dir}: {reviewers_required} reviewer(s) per leaf; {n} reviewed trial(s) re-decided")
+
+
+@review_app.command("agreement")
+def review_agreement_cmd(run_dir: Path, as_json: bool = typer.Option(False, "--json"), db: str | None = DB_OPTION):
+    """Agreement between independent reviewers: percent agreement and Cohen's kappa, per task and overall."""
+    from .review import agreement
+
+    res = agreement(_review_store(run_dir, db), Path(run_dir).resolve().name)
+    if as_json:
+        typer.echo(json.dumps({**res, "pairs": res["pairs"].to_dict("records")}, indent=2))
+        return
+    if res["overall"] is None:
+        typer.echo("no leaf has two reviewers yet")
+        return
+    typer.echo(f"{'':<28}{'leaves':>7}{'agree %':>9}{'kappa':>8}")
+    for label, m in [("overall", res["overall"]), *res["by_task"].items()]:
+        typer.echo(f"{label:<28}{m['leaves']:>7}{m['percent_agreement']:>9.1f}{m['kappa']:>8.3f}")
+
+
+@review_app.command("queue")
+def review_queue_cmd(run_dir: Path, db: str | None = DB_OPTION):
+    """Leaves whose independent reviewers disagree, awaiting adjudication."""
+    from .review import disputes
+
+    df = disputes(_review_store(run_dir, db), Path(run_dir).resolve().name)
+    if df.empty:
+        typer.echo("no disputed leaves")
+        return
+    for r in df.itertuples():
+        typer.echo(f"{r.trial_id} {r.leaf_id} [{r.phase}, weight {r.effective_weight:.4f}]: {r.reviews}")
+
+
+@review_app.command("serve")
+def review_serve_cmd(run_dir: Path, port: int = typer.Option(8866, "--port"), db: str | None = DB_OPTION):
+    """Serve the leaf reviewer for a run as a Voila app on 127.0.0.1 (for experts who do not code)."""
+    import subprocess
+
+    from .review.serve import voila_command
+
+    argv, env = voila_command(run_dir, port, db)
+    typer.echo(f"reviewer for {run_dir} at http://127.0.0.1:{port}/ (Ctrl-C stops it)")
+    raise typer.Exit(subprocess.call(argv, env=env))
 
 
 @app.command("index")

@@ -55,6 +55,7 @@ class TrialRecord(BaseModel):
 
     id: str
     task: str
+    task_dir: str | None = None  # where the task package was read from (reviewers see its rubric)
     config: AgentConfig
     attempt: int
     engine: str
@@ -190,7 +191,8 @@ def _run_locked(task, config, run, tid, attempt, engine, timeout, sandbox, fallb
         make_writable(tp.root)
         shutil.rmtree(tp.root)
     tp.root.mkdir(parents=True)
-    record = TrialRecord(id=tid, task=task.id, config=config, attempt=attempt, engine=engine.name)
+    record = TrialRecord(id=tid, task=task.id, task_dir=str(task.root.resolve()), config=config, attempt=attempt,
+                         engine=engine.name)
     r = _Runner(record, tp, engine)
     p = {"task_dir": str(task.root), "trial_dir": str(tp.root)}
 

@@ -50,14 +50,15 @@ def score(task_dir: str, trial_dir: str, judge: dict[str, Any] | None = None) ->
 
 
 def review(task_dir: str, trial_dir: str) -> dict[str, Any]:
-    """Stage 4: what awaits an expert (pending review, withheld); returns the queue."""
+    """Stage 4: what awaits an expert (pending review, withheld, disputed); returns the queue."""
     from .scoring import Scores
+    from .scoring.results import AWAITING
 
     tp = TrialPaths(Path(trial_dir))
     scores = Scores.model_validate_json(tp.scores.read_text())
     queue = [{"id": lf.id, "title": lf.title, "phase": lf.phase, "status": lf.status, "method": lf.method,
               "effective_weight": lf.effective_weight, "evidence_refs": lf.evidence_refs}
-             for lf in scores.leaves if lf.status in ("pending_review", "withheld")]
+             for lf in scores.leaves if lf.status in AWAITING]
     return {"queue": queue, "pending": len(queue),
             "pending_weight": sum(q["effective_weight"] for q in queue)}
 

@@ -35,10 +35,12 @@ log = logging.getLogger(__name__)
 
 metadata = MetaData()
 
+SCHEMA_VERSION = "3"  # of the derived index tables; a different stored version means drop and rebuild
+
 trials = Table(
     "trials", metadata,
+    Column("run", String(300), primary_key=True),
     Column("trial_id", String(300), primary_key=True),
-    Column("run", String(300)),
     Column("task", String(200)), Column("config", String(200)), Column("agent", String(100)),
     Column("model", String(200)), Column("attempt", Integer), Column("engine", String(20)),
     Column("status", String(20)), Column("delivery", String(20)), Column("agent_status", String(30)),
@@ -52,6 +54,7 @@ trials = Table(
 
 leaf_scores = Table(
     "leaf_scores", metadata,
+    Column("run", String(300), primary_key=True),
     Column("trial_id", String(300), primary_key=True),
     Column("leaf_id", String(300), primary_key=True),
     Column("phase", String(20)), Column("effective_weight", Float), Column("score", Float),
@@ -62,6 +65,7 @@ leaf_scores = Table(
 
 stage_timings = Table(
     "stage_timings", metadata,
+    Column("run", String(300), primary_key=True),
     Column("trial_id", String(300), primary_key=True),
     Column("stage", String(40), primary_key=True),
     Column("status", String(20)), Column("seconds", Float), Column("started_at", String(40)),
@@ -69,6 +73,7 @@ stage_timings = Table(
 )
 
 TABLES = (trials, leaf_scores, stage_timings)  # derived: rebuildable from the trial directories
+meta = Table("meta", metadata, Column("key", String(100), primary_key=True), Column("value", Text))
 
 reviews = Table(
     "reviews", metadata,
@@ -79,6 +84,12 @@ reviews = Table(
     Column("comment", Text), Column("created_at", String(40)),
 )
 
+settings = Table(  # primary data, like reviews: e.g. how many independent reviewers a run requires
+    "settings", metadata,
+    Column("run", String(300), primary_key=True), Column("key", String(100), primary_key=True),
+    Column("value", Text),
+)
+
 
 def _trial_rows(tp: TrialPaths) -> tuple[dict, list[dict], list[dict]] | None:
     try:
@@ -87,8 +98,9 @@ def _trial_rows(tp: TrialPaths) -> tuple[dict, list[dict], list[dict]] | None:
         return None
     cfg, out = rec.get("config", {}), rec.get("outcome", {})
     phases = out.get("phases") or {}
+    run = tp.root.parent.parent.name
     row = {
-        "trial_id": rec["id"], "run": tp.root.parent.parent.name, "task": rec.get("task"),
+        "trial_id": rec["id"], "run": run, "task": rec.get("task"),
         "config": cfg.get("name"), "agent": cfg.get("agent"), "model": cfg.get("model"),
         "attempt": rec.get("attempt"), "engine": rec.get("engine"), "status": rec.get("status"),
         "delivery": out.get("delivery"), "agent_status": out.get("agent_status"), "refused": out.get("refused"),
@@ -106,37 +118,58 @@ def _trial_rows(tp: TrialPaths) -> tuple[dict, list[dict], list[dict]] | None:
     if rec.get("status") == "complete" and tp.scores.is_file():
         for lf in json.loads(tp.scores.read_text())["leaves"]:
             u = lf.get("usage") or {}
-            leaves.append({"trial_id": rec["id"], "leaf_id": lf["id"], "phase": lf["phase"],
+            leaves.append({"run": run, "trial_id": rec["id"], "leaf_id": lf["id"], "phase": lf["phase"],
                            "effective_weight": lf["effective_weight"], "score": lf["score"],
                            "status": lf["status"], "method": lf["method"], "rationale": lf["rationale"],
                            "prompt_tokens": u.get("prompt_tokens"), "completion_tokens": u.get("completion_tokens"),
                            "cost_usd": u.get("cost_usd"), "judge_cached": (lf.get("judge") or {}).get("cached")})
-    timings = [{"trial_id": rec["id"], "stage": k, "status": v.get("status"), "seconds": v.get("seconds"),
+    timings = [{"run": run, "trial_id": rec["id"], "stage": k, "status": v.get("status"), "seconds": v.get("seconds"),
                 "started_at": v.get("started_at"), "notebook": v.get("notebook")}
                for k, v in rec.get("stages", {}).items()]
     return row, leaves, timings
 
 
+def _with_driver(url: str) -> str:
+    """``postgresql://`` means the psycopg (3) driver we ship, not SQLAlchemy's default psycopg2."""
+    if url.startswith(("postgresql://", "postgres://")):
+        return "postgresql+psycopg://" + url.split("://", 1)[1]
+    return url
+
+
 class Store:
     def __init__(self, url: str):
-        self.url = url
-        self.engine = create_engine(url)
+        self.url = _with_driver(url)
+        self.engine = create_engine(self.url)
         self._migrate_index()
         metadata.create_all(self.engine)
 
     def _migrate_index(self) -> None:
-        """Drop derived index tables whose columns differ from this version's (they are rebuilt)."""
+        """Drop the derived index tables when they were made by another schema version (they are rebuilt)."""
         found = inspect(self.engine)
-        stale = [t for t in TABLES if found.has_table(t.name)
-                 and {c["name"] for c in found.get_columns(t.name)} != {c.name for c in t.columns}]
-        if stale:
-            log.warning("results index schema changed (%s); it will be rebuilt", ", ".join(t.name for t in stale))
-            with self.engine.begin() as conn:
+        version = None
+        if found.has_table(meta.name):
+            with self.engine.connect() as conn:
+                version = conn.execute(select(meta.c.value).where(meta.c.key == "schema_version")).scalar()
+        if version == SCHEMA_VERSION:
+            return
+        stale = [t for t in TABLES if found.has_table(t.name)]
+        with self.engine.begin() as conn:
+            if stale:
+                log.warning("results index schema changed (%s -> %s); it will be rebuilt", version, SCHEMA_VERSION)
                 for t in stale:
                     t.drop(conn)
+            meta.create(conn, checkfirst=True)
+            conn.execute(delete(meta).where(meta.c.key == "schema_version"))
+            conn.execute(insert(meta).values(key="schema_version", value=SCHEMA_VERSION))
 
     @classmethod
-    def for_run(cls, run_dir: Path | str) -> Store:
+    def for_run(cls, run_dir: Path | str, url: str | None = None) -> Store:
+        """The run's store: ``url``, else WORKBENCH_STORE_URL, else the SQLite file RUN/results.db."""
+        import os
+
+        url = url or os.environ.get("WORKBENCH_STORE_URL")
+        if url:
+            return cls(url)
         run = RunPaths(Path(run_dir))
         run.root.mkdir(parents=True, exist_ok=True)
         return cls(f"sqlite:///{run.results_db.resolve()}")
@@ -149,7 +182,7 @@ class Store:
         row, leaves, timings = rows
         with self.engine.begin() as conn:
             for t in TABLES:
-                conn.execute(delete(t).where(t.c.trial_id == row["trial_id"]))
+                conn.execute(delete(t).where((t.c.run == row["run"]) & (t.c.trial_id == row["trial_id"])))
             conn.execute(insert(trials), [row])
             if leaves:
                 conn.execute(insert(leaf_scores), leaves)
@@ -162,16 +195,40 @@ class Store:
         run = RunPaths(Path(run_dir))
         with self.engine.begin() as conn:
             for t in TABLES:
-                conn.execute(delete(t))
+                conn.execute(delete(t).where(t.c.run == run.root.name))
         n = 0
         if run.trials.is_dir():
             for d in sorted(run.trials.iterdir()):
                 n += self.upsert_trial(d)
         return n
 
-    def trial_ids(self) -> list[str]:
+    def trial_ids(self, run: str | None = None) -> list[str]:
+        q = select(trials.c.trial_id).order_by(trials.c.trial_id)
+        if run is not None:
+            q = q.where(trials.c.run == run)
         with self.engine.connect() as conn:
-            return [r[0] for r in conn.execute(select(trials.c.trial_id).order_by(trials.c.trial_id))]
+            return [r[0] for r in conn.execute(q)]
+
+    def reviews_for(self, run: str, trial_id: str | None = None):
+        """Review records of a run (or one trial), oldest first, as a DataFrame."""
+        import pandas as pd
+
+        q = select(reviews).where(reviews.c.run == run)
+        if trial_id is not None:
+            q = q.where(reviews.c.trial_id == trial_id)
+        with self.engine.connect() as conn:
+            return pd.read_sql(q.order_by(reviews.c.review_id), conn)
+
+    def get_setting(self, run: str, key: str, default: str | None = None) -> str | None:
+        with self.engine.connect() as conn:
+            value = conn.execute(select(settings.c.value).where((settings.c.run == run) & (settings.c.key == key))
+                                 ).scalar()
+        return default if value is None else value
+
+    def set_setting(self, run: str, key: str, value: str) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(delete(settings).where((settings.c.run == run) & (settings.c.key == key)))
+            conn.execute(insert(settings).values(run=run, key=key, value=value))
 
     def add_review(self, *, run: str, trial_id: str, task: str, leaf_id: str, reviewer: str, score: float,
                    previous_score: float | None, comment: str = "", kind: str = "review") -> int:

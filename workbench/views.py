@@ -16,6 +16,13 @@ from .paths import TrialPaths
 SCRAP_MIME = "application/scrapbook.scrap.json+json"
 
 
+def executed_by_workbench() -> bool:
+    """True inside a kernel the workbench started to execute a stage (interactive widgets are pointless there)."""
+    import os
+
+    return "WORKBENCH_KERNEL_PARENT" in os.environ
+
+
 def glue(name: str, data: Any) -> None:
     """Record ``data`` in the executed notebook so ``scrapbook.read_notebook(...).scraps`` finds it."""
     from IPython.display import display

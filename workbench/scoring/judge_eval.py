@@ -24,13 +24,14 @@ def judge_scores(run: RunPaths) -> dict[tuple[str, str], dict[str, Any]]:
         if not scores.is_file():
             continue
         for lf in json.loads(scores.read_text())["leaves"]:
-            if lf.get("judge") and lf.get("score") is not None and lf["status"] in ("scored", "missing_evidence"):
-                out[(d.name, lf["id"])] = {"judge": lf["score"], "phase": lf["phase"], "reason": lf["rationale"]}
+            mine = {**lf, **(lf.get("machine") or {})}  # the judge's own verdict, even where experts overrode it
+            if lf.get("judge") and mine["score"] is not None and mine["status"] in ("scored", "missing_evidence"):
+                out[(d.name, lf["id"])] = {"judge": mine["score"], "phase": lf["phase"], "reason": mine["rationale"]}
     return out
 
 
-def expert_scores(store: Store) -> dict[tuple[str, str], dict[str, Any]]:
-    df = store.frame("reviews")
+def expert_scores(store: Store, run: str) -> dict[tuple[str, str], dict[str, Any]]:
+    df = store.reviews_for(run)
     out: dict[tuple[str, str], dict[str, Any]] = {}
     if df.empty:
         return out
@@ -50,7 +51,7 @@ def _metrics(pairs: list[dict[str, Any]]) -> dict[str, Any]:
 
 def judge_eval(run_dir: Path | str) -> dict[str, Any]:
     run = RunPaths(Path(run_dir))
-    judged, reviewed = judge_scores(run), expert_scores(Store.for_run(run.root))
+    judged, reviewed = judge_scores(run), expert_scores(Store.for_run(run.root), run.root.name)
     pairs = [{"trial": t, "leaf": lf, **judged[(t, lf)], **reviewed[(t, lf)]}
              for (t, lf) in sorted(set(judged) & set(reviewed))]
     phases = sorted({p["phase"] for p in pairs})

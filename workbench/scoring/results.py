@@ -6,9 +6,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-LeafStatus = Literal["scored", "missing_evidence", "gated", "pending_review", "withheld"]
-# statuses whose score is final and counts toward R; pending_review and withheld do not
-COUNTED = ("scored", "missing_evidence", "gated")
+LeafStatus = Literal["scored", "missing_evidence", "gated", "pending_review", "withheld",
+                     "reviewed", "adjudicated", "disputed"]
+# statuses whose score is final and counts toward R; pending_review, withheld and disputed do not
+COUNTED = ("scored", "missing_evidence", "gated", "reviewed", "adjudicated")
+# statuses that wait for a person (the review queue)
+AWAITING = ("pending_review", "withheld", "disputed")
 
 
 class LeafScore(BaseModel):
@@ -19,12 +22,16 @@ class LeafScore(BaseModel):
     score: float | None
     status: LeafStatus
     method: str
+    scale: Literal["binary", "continuous"] = "binary"
     rationale: str = ""
     evidence_refs: list[str] = Field(default_factory=list)
     critical: bool = False
     error: str | None = None
     usage: dict[str, Any] | None = None  # judge tokens and cost for this leaf
     judge: dict[str, Any] | None = None  # model, fingerprint key and parts, cached, transcript path
+    # set when experts decided the leaf: the judge's or check's result it replaced, and who decided
+    machine: dict[str, Any] | None = None
+    review: dict[str, Any] | None = None
 
 
 class Scores(BaseModel):

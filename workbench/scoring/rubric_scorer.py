@@ -34,7 +34,7 @@ def score_leaf(leaf: Leaf, ev: Evidence, task_checks: dict, *, task: Task | None
     node = leaf.node
     method = node.scoring_method
     base = dict(id=node.id, title=node.label, phase=leaf.phase, effective_weight=leaf.effective_weight,
-                method=method, critical=node.critical,
+                method=method, scale=node.scale, critical=node.critical,
                 evidence_refs=[normalize(e.path) for e in node.evidence_inputs])
     if method == "deterministic":
         try:
@@ -183,5 +183,8 @@ def score_trial(task: Task, trial_dir: Path, *, judge: JudgeSettings | None = No
         scored_at=datetime.now(UTC).isoformat(timespec="seconds"),
         workbench_version=__version__,
     )
+    from ..review.records import apply_stored_reviews
+
+    scores = apply_stored_reviews(scores, tp)
     atomic_write_json(tp.scores, scores.model_dump())
     return scores
