@@ -5,8 +5,10 @@ BIN    := $(VENV)/bin
 DEMO_TASK := tasks/h2-pes
 SUDO   := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 APT_PACKAGES := bubblewrap util-linux python3-venv
+# only the tests need these: a real browser for the review app, a real PostgreSQL for the shared store
+TEST_APT_PACKAGES := chromium postgresql
 
-.PHONY: install system demo test validate lint clean
+.PHONY: install system test-system demo test validate lint clean
 
 install: system $(BIN)/workbench
 
@@ -15,6 +17,12 @@ system:
 	@if ! command -v bwrap >/dev/null || ! /usr/bin/python3 -c 'import ensurepip' 2>/dev/null; then \
 	  $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $(APT_PACKAGES); \
+	fi
+
+test-system:
+	@if ! command -v chromium >/dev/null || ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $(TEST_APT_PACKAGES); \
 	fi
 
 $(BIN)/workbench: pyproject.toml
@@ -26,10 +34,10 @@ $(BIN)/workbench: pyproject.toml
 demo: install
 	$(BIN)/workbench demo --out runs/demo
 
-test: install
+test: install test-system
 	$(BIN)/workbench env install $(DEMO_TASK)
 	$(BIN)/ruff check workbench tests tasks benchmarks
-	$(BIN)/python -m pytest
+	WORKBENCH_REQUIRE_TEST_TOOLS=1 $(BIN)/python -m pytest
 	$(BIN)/workbench task validate --no-record tasks
 
 # Re-run every task's construction checks and rewrite their records (tests/validation.json).

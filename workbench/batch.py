@@ -214,6 +214,7 @@ def run_batch(matrix_path: Path, out: Path, *, executor: str = "local", workers:
 def summary_rows(run_dir: Path) -> list[dict[str, Any]]:
     """Per configuration: trials, complete, infra errors, mean R, full count (from the index)."""
     df = Store.for_run(run_dir).frame()
+    df = df[df.run == Path(run_dir).resolve().name]  # a shared store holds other runs too
     rows = []
     for cfg, g in df.groupby("config", sort=True):
         done = g[g.status == "complete"]

@@ -30,6 +30,7 @@ SHOW = [("awaiting review", "awaiting"), ("all leaves", "all"), ("disputed", "di
 ICONS = {"scored": "✓", "missing_evidence": "∅", "gated": "⊘", "pending_review": "…", "withheld": "!",
          "reviewed": "★", "adjudicated": "⚖", "disputed": "≠"}
 DECIDED = ("reviewed", "adjudicated", "disputed")
+TABLE_STYLE = "<style>.wb-detail th {text-align:left; padding-right:1em; vertical-align:top}</style>"
 
 
 def _load_rubric_text(task_dir: str | None) -> dict[str, str]:
@@ -96,11 +97,9 @@ class Reviewer(w.VBox):
         self.leaves.observe(lambda _: self._render_leaf(), names="value")
         self.save.on_click(lambda _: self.save_review())
 
-        form = w.VBox([self.score_box, self.comment, w.HBox([self.reviewer, self.adjudicate]),
-                       w.HBox([self.save, self.message])])
+        self.form = w.VBox([self.score_box, self.comment, w.HBox([self.reviewer, self.adjudicate]), self.save])
         left = w.VBox([self.show, self.phase, self.task, self.leaves], layout=w.Layout(width="38%"))
-        right = w.VBox([self.detail, form, w.HTML("<h3>Evidence</h3>"), self.evidence],
-                       layout=w.Layout(width="62%"))
+        right = w.VBox([self.detail, self.form, self.message, self.evidence], layout=w.Layout(width="62%"))
         super().__init__([self.summary, w.HBox([left, right])])
         self.reload()
 
@@ -208,11 +207,12 @@ class Reviewer(w.VBox):
     def _render_leaf(self) -> None:
         r = self.current()
         if r is None:
-            self.detail.value = "<i>No leaf matches the filters.</i>"
+            self.detail.value = ("<i>No leaf matches the filters</i>"
+                                 + (": nothing awaits review." if self.show.value == "awaiting" else "."))
             self.evidence.value = ""
-            self.save.disabled = True
+            self.form.layout.display = "none"
             return
-        self.save.disabled = False
+        self.form.layout.display = None
         e = html.escape
         machine = r.get("machine")
         was = ""
@@ -225,7 +225,7 @@ class Reviewer(w.VBox):
         self.detail.value = (
             f"<h3 style='margin:0.2em 0'>{e(r['id'])}: {e(r['title'])}</h3>"
             + (f"<p>{e(req)}</p>" if req and req != r["title"] else "")
-            + "<table>"
+            + f"<table>{TABLE_STYLE}"
             f"<tr><th>trial</th><td>{e(r['trial'])} ({e(r['task'])})</td></tr>"
             f"<tr><th>phase</th><td>{e(r['phase'])}</td></tr>"
             f"<tr><th>effective weight</th><td>{r['effective_weight']:.4f}</td></tr>"
@@ -242,7 +242,8 @@ class Reviewer(w.VBox):
         prov = json.loads(tp.provenance.read_text()) if tp.provenance.is_file() else {}
         ev, hashes = Evidence(tp.evidence, prov), manifest(tp.evidence)
         refs = r.get("evidence_refs") or []
-        self.evidence.value = "".join(preview(ev, ref, hashes) for ref in refs) or "<i>no evidence listed</i>"
+        self.evidence.value = "<h3>Evidence</h3>" + ("".join(preview(ev, ref, hashes) for ref in refs)
+                                                     or "<i>no evidence listed for this leaf</i>")
 
     # --- saving -------------------------------------------------------------------------------
 
