@@ -33,6 +33,7 @@ $(BIN)/workbench: pyproject.toml
 
 demo: install
 	$(BIN)/workbench demo --out runs/demo
+	$(BIN)/workbench report runs/demo --out reports/demo.html --title "Demo: H2 potential energy surface"
 
 test: install test-system
 	$(BIN)/workbench env install $(DEMO_TASK)

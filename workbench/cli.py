@@ -519,6 +519,18 @@ def review_serve_cmd(run_dir: Path, port: int = typer.Option(8866, "--port"), db
     raise typer.Exit(subprocess.call(argv, env=env))
 
 
+@app.command("report")
+def report_cmd(runs_dir: Path, out: Path = typer.Option(..., "--out", help="The HTML file to write (the executed "
+                                                                            "notebook is kept beside it)."),
+               title: str | None = typer.Option(None, "--title"),
+               static: bool = typer.Option(False, "--static", help="Matplotlib PNGs instead of interactive plotly.")):
+    """Aggregate the runs under RUNS_DIR (or one run) into an offline HTML report (papermill + nbconvert)."""
+    from .analysis.report import build_report
+
+    path = build_report(runs_dir, out, title=title, static=static)
+    typer.echo(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB) and {path.with_suffix('.ipynb')}")
+
+
 @app.command("index")
 def index_cmd(run_dir: Path, db: str | None = typer.Option(None, "--db", help="SQLAlchemy URL (default: "
                                                                               "RUN_DIR/results.db).")):

@@ -81,6 +81,23 @@ def _private_kernels():
             os.environ["JUPYTER_PATH"] = old
 
 
+class NotebookFailed(WorkbenchError):
+    """A notebook executed by papermill raised; the executed copy (with the traceback) is kept."""
+
+
+def execute_notebook(template: Path, out: Path, parameters: dict[str, Any]) -> Path:
+    """Execute ``template`` with ``parameters`` into ``out`` through the private kernel."""
+    pm = _import_papermill()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with _private_kernels():
+        try:
+            pm.execute_notebook(str(template), str(out), parameters=parameters, kernel_name=KERNEL_NAME,
+                                progress_bar=False, log_output=False, request_save_on_cell_execute=False)
+        except pm.PapermillExecutionError as exc:
+            raise NotebookFailed(f"{exc.ename}: {exc.evalue} (see {out})") from None
+    return out
+
+
 def read_scraps(path: Path) -> dict[str, Any]:
     """{name: data} of the scraps glued in an executed notebook."""
     import scrapbook
@@ -91,16 +108,11 @@ def read_scraps(path: Path) -> dict[str, Any]:
 def run_stage_notebook(stage: str, parameters: dict[str, Any], out_dir: Path, name: str | None = None
                        ) -> dict[str, Any]:
     """Execute the stage's notebook into ``out_dir`` and return what it glued under the stage name."""
-    pm = _import_papermill()
-    template = notebooks_dir() / STAGE_NOTEBOOKS[stage]
-    out_dir.mkdir(parents=True, exist_ok=True)
     out = out_dir / (name or STAGE_NOTEBOOKS[stage])
-    with _private_kernels():
-        try:
-            pm.execute_notebook(str(template), str(out), parameters=parameters, kernel_name=KERNEL_NAME,
-                                progress_bar=False, log_output=False, request_save_on_cell_execute=False)
-        except pm.PapermillExecutionError as exc:
-            raise StageNotebookError(f"{stage} notebook failed: {exc.ename}: {exc.evalue} (see {out})") from None
+    try:
+        execute_notebook(notebooks_dir() / STAGE_NOTEBOOKS[stage], out, parameters)
+    except NotebookFailed as exc:
+        raise StageNotebookError(f"{stage} notebook failed: {exc}") from None
     scraps = read_scraps(out)
     if stage not in scraps:
         raise StageNotebookError(f"{stage} notebook finished without gluing its summary (see {out})")

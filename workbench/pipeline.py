@@ -56,6 +56,7 @@ class TrialRecord(BaseModel):
     id: str
     task: str
     task_dir: str | None = None  # where the task package was read from (reviewers see its rubric)
+    task_meta: dict[str, Any] = Field(default_factory=dict)  # field, domain, scoring: for analysis by field
     config: AgentConfig
     attempt: int
     engine: str
@@ -191,8 +192,9 @@ def _run_locked(task, config, run, tid, attempt, engine, timeout, sandbox, fallb
         make_writable(tp.root)
         shutil.rmtree(tp.root)
     tp.root.mkdir(parents=True)
+    md = task.config.metadata
     record = TrialRecord(id=tid, task=task.id, task_dir=str(task.root.resolve()), config=config, attempt=attempt,
-                         engine=engine.name)
+                         engine=engine.name, task_meta={"field": md.field, "domain": md.domain, "scoring": md.scoring})
     r = _Runner(record, tp, engine)
     p = {"task_dir": str(task.root), "trial_dir": str(tp.root)}
 

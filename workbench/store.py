@@ -30,24 +30,33 @@ from sqlalchemy import (
 )
 
 from .paths import RunPaths, TrialPaths
+from .rubric.phases import PHASES
+from .scoring.results import AWAITING
 
 log = logging.getLogger(__name__)
 
 metadata = MetaData()
 
-SCHEMA_VERSION = "3"  # of the derived index tables; a different stored version means drop and rebuild
+SCHEMA_VERSION = "4"  # of the derived index tables; a different stored version means drop and rebuild
 
 trials = Table(
     "trials", metadata,
     Column("run", String(300), primary_key=True),
     Column("trial_id", String(300), primary_key=True),
-    Column("task", String(200)), Column("config", String(200)), Column("agent", String(100)),
+    Column("task", String(200)), Column("field", String(200)), Column("domain", String(200)),
+    Column("scoring", String(20)), Column("config", String(200)), Column("agent", String(100)),
     Column("model", String(200)), Column("attempt", Integer), Column("engine", String(20)),
     Column("status", String(20)), Column("delivery", String(20)), Column("agent_status", String(30)),
     Column("refused", Boolean), Column("fallback_used", String(200)), Column("replay", String(20)),
     Column("R", Float), Column("full", Boolean), Column("coverage", Float), Column("final", Boolean),
     Column("needs_rescoring", Boolean), Column("modeling", Float), Column("execution", Float),
     Column("validation", Float), Column("pending_review", Integer),
+    # phase scores as a share of the phase's weight (what analysts compare across tasks)
+    Column("modeling_score", Float), Column("execution_score", Float), Column("validation_score", Float),
+    Column("uncounted_weight", Float),  # weight of leaves still pending, withheld or disputed
+    Column("turns", Integer), Column("agent_seconds", Float), Column("input_tokens", Integer),
+    Column("output_tokens", Integer), Column("agent_cost_usd", Float),
+    Column("sota_g", Float), Column("sota_band", String(20)), Column("qa_oeq", Float), Column("qa_mcq_accuracy", Float),
     Column("judge_prompt_tokens", Integer), Column("judge_completion_tokens", Integer), Column("judge_cost_usd", Float),
     Column("started_at", String(40)), Column("finished_at", String(40)), Column("error", Text),
 )
@@ -72,7 +81,15 @@ stage_timings = Table(
     Column("notebook", String(300)),
 )
 
-TABLES = (trials, leaf_scores, stage_timings)  # derived: rebuildable from the trial directories
+workflow_time = Table(  # tool-mediated agent time by workflow stage, coded from the trajectory
+    "workflow_time", metadata,
+    Column("run", String(300), primary_key=True),
+    Column("trial_id", String(300), primary_key=True),
+    Column("stage", String(40), primary_key=True),
+    Column("seconds", Float),
+)
+
+TABLES = (trials, leaf_scores, stage_timings, workflow_time)  # derived: rebuildable from the trial directories
 meta = Table("meta", metadata, Column("key", String(100), primary_key=True), Column("value", Text))
 
 reviews = Table(
@@ -91,16 +108,38 @@ settings = Table(  # primary data, like reviews: e.g. how many independent revie
 )
 
 
-def _trial_rows(tp: TrialPaths) -> tuple[dict, list[dict], list[dict]] | None:
+def _json(path: Path) -> dict:
     try:
-        rec = json.loads(tp.trial_json.read_text())
-    except (FileNotFoundError, json.JSONDecodeError):
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _scores_columns(scores: dict) -> dict:
+    phases, weights = scores.get("phases") or {}, scores.get("phase_weights") or {}
+    norm = {f"{p}_score": (phases.get(p, 0.0) / weights[p] if weights.get(p) else None) for p in PHASES}
+    uncounted = sum(lf["effective_weight"] for lf in scores.get("leaves", []) if lf["status"] in AWAITING)
+    sota, qa = scores.get("sota") or {}, scores.get("qa") or {}
+    return {**norm, "uncounted_weight": uncounted if scores else None, "sota_g": sota.get("g"),
+            "sota_band": sota.get("band"), "qa_oeq": qa.get("oeq_mean"), "qa_mcq_accuracy": qa.get("mcq_accuracy")}
+
+
+def _trial_rows(tp: TrialPaths) -> tuple[dict, list[dict], list[dict], list[dict]] | None:
+    from .analysis.workflow import allocate_file
+
+    rec = _json(tp.trial_json)
+    if "id" not in rec:
         return None
-    cfg, out = rec.get("config", {}), rec.get("outcome", {})
+    cfg, out, meta = rec.get("config", {}), rec.get("outcome", {}), rec.get("task_meta") or {}
     phases = out.get("phases") or {}
     run = tp.root.parent.parent.name
+    complete = rec.get("status") == "complete" and tp.scores.is_file()
+    scores = _json(tp.scores) if complete else {}
+    usage = _json(tp.usage)
     row = {
-        "trial_id": rec["id"], "run": run, "task": rec.get("task"),
+        "trial_id": rec["id"], "run": run, "task": rec.get("task"), "field": meta.get("field"),
+        "domain": meta.get("domain"), "scoring": meta.get("scoring"),
         "config": cfg.get("name"), "agent": cfg.get("agent"), "model": cfg.get("model"),
         "attempt": rec.get("attempt"), "engine": rec.get("engine"), "status": rec.get("status"),
         "delivery": out.get("delivery"), "agent_status": out.get("agent_status"), "refused": out.get("refused"),
@@ -110,23 +149,27 @@ def _trial_rows(tp: TrialPaths) -> tuple[dict, list[dict], list[dict]] | None:
         "execution": phases.get("execution"), "validation": phases.get("validation"),
         "pending_review": out.get("pending_review"), "started_at": rec.get("started_at"),
         "finished_at": rec.get("finished_at"), "error": rec.get("error"),
+        "turns": usage.get("turns"), "agent_seconds": usage.get("wall_sec"),
+        "input_tokens": usage.get("input_tokens"), "output_tokens": usage.get("output_tokens"),
+        "agent_cost_usd": usage.get("cost_usd"), **_scores_columns(scores),
     }
     judge_usage = out.get("judge_usage") or {}
     row.update(judge_prompt_tokens=judge_usage.get("prompt_tokens"),
                judge_completion_tokens=judge_usage.get("completion_tokens"), judge_cost_usd=judge_usage.get("cost_usd"))
     leaves = []
-    if rec.get("status") == "complete" and tp.scores.is_file():
-        for lf in json.loads(tp.scores.read_text())["leaves"]:
-            u = lf.get("usage") or {}
-            leaves.append({"run": run, "trial_id": rec["id"], "leaf_id": lf["id"], "phase": lf["phase"],
-                           "effective_weight": lf["effective_weight"], "score": lf["score"],
-                           "status": lf["status"], "method": lf["method"], "rationale": lf["rationale"],
-                           "prompt_tokens": u.get("prompt_tokens"), "completion_tokens": u.get("completion_tokens"),
-                           "cost_usd": u.get("cost_usd"), "judge_cached": (lf.get("judge") or {}).get("cached")})
+    for lf in scores.get("leaves", []):
+        u = lf.get("usage") or {}
+        leaves.append({"run": run, "trial_id": rec["id"], "leaf_id": lf["id"], "phase": lf["phase"],
+                       "effective_weight": lf["effective_weight"], "score": lf["score"],
+                       "status": lf["status"], "method": lf["method"], "rationale": lf["rationale"],
+                       "prompt_tokens": u.get("prompt_tokens"), "completion_tokens": u.get("completion_tokens"),
+                       "cost_usd": u.get("cost_usd"), "judge_cached": (lf.get("judge") or {}).get("cached")})
     timings = [{"run": run, "trial_id": rec["id"], "stage": k, "status": v.get("status"), "seconds": v.get("seconds"),
                 "started_at": v.get("started_at"), "notebook": v.get("notebook")}
                for k, v in rec.get("stages", {}).items()]
-    return row, leaves, timings
+    workflow = [{"run": run, "trial_id": rec["id"], "stage": k, "seconds": v}
+                for k, v in (allocate_file(tp.trajectory) if tp.trajectory.is_file() else {}).items()]
+    return row, leaves, timings, workflow
 
 
 def _with_driver(url: str) -> str:
@@ -179,15 +222,14 @@ class Store:
         rows = _trial_rows(TrialPaths(Path(trial_dir)))
         if rows is None:
             return False
-        row, leaves, timings = rows
+        row, *children = rows
         with self.engine.begin() as conn:
             for t in TABLES:
                 conn.execute(delete(t).where((t.c.run == row["run"]) & (t.c.trial_id == row["trial_id"])))
             conn.execute(insert(trials), [row])
-            if leaves:
-                conn.execute(insert(leaf_scores), leaves)
-            if timings:
-                conn.execute(insert(stage_timings), timings)
+            for table, data in zip((leaf_scores, stage_timings, workflow_time), children, strict=True):
+                if data:
+                    conn.execute(insert(table), data)
         return True
 
     def rebuild(self, run_dir: Path | str) -> int:
@@ -242,9 +284,11 @@ class Store:
                 created_at=datetime.now(UTC).isoformat(timespec="seconds")))
             return int(res.inserted_primary_key[0])
 
-    def frame(self, table: str = "trials"):
-        """A table of the index as a pandas DataFrame."""
+    def frame(self, table: str = "trials", run: str | None = None):
+        """A table of the index as a pandas DataFrame (only one run's rows when ``run`` is given)."""
         import pandas as pd
 
+        t = metadata.tables[table]
+        q = select(t) if run is None else select(t).where(t.c.run == run)
         with self.engine.connect() as conn:
-            return pd.read_sql_table(table, conn)
+            return pd.read_sql(q, conn)

@@ -1,0 +1,99 @@
+"""The report over a study-sized generated index: 930 outcomes x 40 leaves, 10 configurations, 12 fields."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from tests.conftest import REPO, run_cli
+from workbench.analysis import frames, metrics
+from workbench.analysis.synthetic import synthesize
+
+ARTIFACTS = REPO / "test-artifacts"
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory):
+    root = tmp_path_factory.mktemp("study")
+    counts = synthesize(root / "runs" / "study", configs=10, tasks=93, leaves=40, fields=12, seed=1)
+    return root / "runs", counts
+
+
+@pytest.fixture(scope="module")
+def report(study):
+    runs, _ = study
+    out = runs.parent / "reports" / "study.html"
+    proc = run_cli("report", str(runs), "--out", str(out), "--title", "Study")
+    assert proc.returncode == 0, proc.stderr
+    return out
+
+
+def test_the_generated_index_has_the_shape_of_a_study(study):
+    runs, counts = study
+    index = frames.load_index(runs, tables=("trials", "leaf_scores"))
+    o = frames.outcomes(index["trials"])
+    assert len(o) == 930 and o.config.nunique() == 10 and o.field.nunique() >= 6
+    assert counts["leaf_scores"] >= 900 * 35 and len(index["leaf_scores"]) == counts["leaf_scores"]
+    assert set(o.state) >= {"final", "provisional", "infra_error", "missing", "refused"}
+    table = metrics.model_table(o)
+    assert len(table) == 10 and table.partial.between(0, 100).all() and (table.partial_upper >= table.partial).all()
+
+
+def test_the_report_is_built_from_an_executed_notebook(report):
+    import scrapbook
+
+    html = report.read_text()
+    assert "SYNTHETIC DATA" in html and "Configurations (Table 2)" in html and "model-A" in html
+    assert html.count('class="plotly-graph-div"') >= 6
+    assert "<script src=\"http" not in html  # self-contained: nothing to fetch
+    scraps = scrapbook.read_notebook(str(report.with_suffix(".ipynb"))).scraps["report"].data
+    assert scraps["outcomes"] == 930 and len(scraps["configs"]) == 10 and scraps["fields"] >= 6
+    assert scraps["states"]["infra_error"] > 0  # withheld, shown
+
+
+def test_a_static_report_is_small_and_needs_no_javascript(study, tmp_path):
+    runs, _ = study
+    out = tmp_path / "static.html"
+    proc = run_cli("report", str(runs), "--out", str(out), "--static")
+    assert proc.returncode == 0, proc.stderr
+    html = out.read_text()
+    assert "plotly-graph-div" not in html and html.count("data:image/png;base64") >= 6
+    assert 'alt="Mean R (%) by configuration and field, hardest field first"' in html
+    assert out.stat().st_size < 2_000_000
+
+
+def test_report_refuses_a_directory_without_runs(tmp_path):
+    proc = run_cli("report", str(tmp_path), "--out", str(tmp_path / "x.html"))
+    assert proc.returncode == 1 and "no runs found" in proc.stderr and not (tmp_path / "x.html").exists()
+
+
+@pytest.mark.browser
+def test_the_report_renders_offline_in_chromium_with_visible_figures(report):
+    chromium = shutil.which("chromium")
+    if not chromium:
+        from tests.conftest import required_tool_missing
+
+        required_tool_missing("chromium (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    from tests.review.test_review_app_browser import CHROMIUM_FLAGS
+
+    requested = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_FLAGS)
+        page = browser.new_page(viewport={"width": 1300, "height": 900})
+        page.route("**/*", lambda r: r.continue_() if r.request.url.startswith(("file:", "data:"))
+                   else (requested.append(r.request.url), r.abort()))
+        page.goto(report.as_uri())
+        page.wait_for_selector(".js-plotly-plot .main-svg", timeout=30_000)
+        boxes = [page.locator(".js-plotly-plot").nth(i).bounding_box()
+                 for i in range(page.locator(".js-plotly-plot").count())]
+        heat_cells = page.locator(".js-plotly-plot .heatmaplayer image, .js-plotly-plot .hm image").count()
+        bars = page.locator(".js-plotly-plot .bars path").count()
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "report.png"), full_page=True)
+        browser.close()
+    assert requested == []  # renders offline: no request left the file
+    assert len(boxes) >= 6 and all(b and b["width"] > 400 and b["height"] > 200 for b in boxes)
+    assert heat_cells >= 1 and bars >= 20

@@ -1,0 +1,1 @@
+"""Analysis over many outcomes: tidy frames from results indexes, the paper's metrics, figures, reports."""

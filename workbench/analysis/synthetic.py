@@ -1,0 +1,144 @@
+"""A generated results index with the shape of a real study (seed 001: 10 configurations x 93 tasks
+across 12 fields, ~40 leaves each), for tests, benchmarks and teaching the report without running
+thousands of trials. The run's ``run.json`` says ``"synthetic": true`` and the report prints a banner,
+so generated numbers are never mistaken for results.
+
+Each outcome's leaves pass with a probability set by the configuration's skill, the task's difficulty
+and the phase (validation is hardest); some outcomes are refused (with a fallback for two
+configurations), withheld by an infrastructure error, still pending review, or missing.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+from sqlalchemy import insert
+
+from ..io import atomic_write_json
+from ..paths import RunPaths
+from ..rubric import is_full
+from ..store import Store, leaf_scores, trials, workflow_time
+from .workflow import STAGES
+
+FIELDS = ["RF filters and FSS", "antennas", "photonic crystals", "metasurfaces", "quantum chemistry",
+          "computational materials", "molecular docking", "single-cell omics", "genomics", "robot control",
+          "manipulation", "fluid dynamics"]
+PHASE_SPLIT = {"modeling": 0.35, "execution": 0.30, "validation": 0.35}
+PHASE_EASE = {"modeling": 0.6, "execution": 0.55, "validation": -0.5}
+
+
+def _sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def synthesize(run_dir: Path | str, *, configs: int = 10, tasks: int = 93, attempts: int = 1, leaves: int = 40,
+               fields: int = 12, sota_tasks: int = 3, qa_tasks: int = 2, seed: int = 0,
+               url: str | None = None) -> dict[str, int]:
+    """Write a synthetic run (run.json + index) into ``run_dir``; returns the counts written."""
+    rng = np.random.default_rng(seed)
+    run = RunPaths(Path(run_dir))
+    run.trials.mkdir(parents=True, exist_ok=True)
+    names = [f"model-{chr(65 + i)}" if i < 26 else f"model-{i}" for i in range(configs)]
+    skill = dict(zip(names, rng.normal(0.0, 0.6, configs), strict=True))
+    turns_scale = dict(zip(names, rng.uniform(80, 380, configs), strict=True))
+    refusers = set(names[1:3]) if configs > 3 else set()
+    task_ids = [f"task-{i:03d}" for i in range(tasks)]
+    task_field = {t: FIELDS[i % min(fields, len(FIELDS))] for i, t in enumerate(task_ids)}
+    field_ease = {f: rng.normal(0, 0.7) for f in FIELDS}
+    hardness = {t: rng.normal(0.3, 0.8) - field_ease[task_field[t]] for t in task_ids}
+    scoring = {t: "sota" if i < sota_tasks else "qa" if i < sota_tasks + qa_tasks else "rubric"
+               for i, t in enumerate(task_ids)}
+    phases = [p for p, share in PHASE_SPLIT.items() for _ in range(max(1, round(share * leaves)))][:leaves]
+    weights = np.array([PHASE_SPLIT[p] / phases.count(p) for p in phases])
+    weights = weights / weights.sum()
+    phase_weight = {p: float(weights[[q == p for q in phases]].sum()) for p in PHASE_SPLIT}
+
+    trial_rows, leaf_rows, flow_rows = [], [], []
+    for cfg in names:
+        for t in task_ids:
+            for attempt in range(1, attempts + 1):
+                u = rng.random()
+                if u < 0.01:
+                    continue  # missing: never ran
+                tid = f"{t}__{cfg}__{attempt}"
+                base = {"run": run.root.name, "trial_id": tid, "task": t, "field": task_field[t], "domain": "synthetic",
+                        "scoring": scoring[t], "config": cfg, "agent": "synthetic", "model": cfg, "attempt": attempt,
+                        "engine": "synthetic", "started_at": "2026-11-01T00:00:00+00:00"}
+                if u < 0.02:
+                    trial_rows.append({**base, "status": "infra_error", "error": "synthetic: sandbox failed"})
+                    continue
+                refused = cfg in refusers and rng.random() < 0.12
+                fallback = "model-D" if refused and cfg == names[1] else None
+                if refused and not fallback:
+                    trial_rows.append({**base, "status": "complete", "refused": True, "R": 0.0, "final": True,
+                                       "full": False, "coverage": 1.0, "turns": 1, "agent_seconds": 5.0,
+                                       "input_tokens": 2000, "output_tokens": 50, "agent_cost_usd": 0.01,
+                                       "modeling_score": 0.0, "execution_score": 0.0, "validation_score": 0.0,
+                                       "uncounted_weight": 0.0, "finished_at": "2026-11-01T01:00:00+00:00"})
+                    continue
+                who = fallback or cfg
+                logit = skill[who] - hardness[t] + rng.normal(0, 0.5)
+                passed = rng.random(leaves) < _sigmoid(logit + np.array([PHASE_EASE[p] for p in phases]))
+                score = passed.astype(float)
+                provisional = rng.random() < 0.03
+                status = np.full(leaves, "scored", dtype=object)
+                if provisional:
+                    pend = rng.choice(leaves, size=2, replace=False)
+                    status[pend] = "pending_review"
+                counted = status != "pending_review"
+                R = float((weights * score * counted).sum())
+                earned = {p: float((weights * score * counted)[[q == p for q in phases]].sum()) for p in PHASE_SPLIT}
+                turns = int(max(5, rng.lognormal(np.log(turns_scale[who]), 0.4)))
+                seconds = float(turns * rng.uniform(40, 110))
+                row = {**base, "status": "complete", "refused": refused, "fallback_used": fallback, "R": R,
+                       "full": bool(is_full(R)), "final": not provisional,
+                       "coverage": float((weights * counted).sum()), "delivery": "delivered",
+                       "agent_status": "completed", "replay": "succeeded", "pending_review": int((~counted).sum()),
+                       "modeling": earned["modeling"], "execution": earned["execution"],
+                       "validation": earned["validation"],
+                       **{f"{p}_score": earned[p] / phase_weight[p] for p in PHASE_SPLIT},
+                       "uncounted_weight": float((weights * ~counted).sum()), "turns": turns,
+                       "agent_seconds": seconds, "input_tokens": int(turns * rng.uniform(8e3, 2e4)),
+                       "output_tokens": int(turns * rng.uniform(300, 900)),
+                       "agent_cost_usd": round(turns * rng.uniform(0.01, 0.05), 4),
+                       "finished_at": "2026-11-01T06:00:00+00:00"}
+                if scoring[t] == "sota":
+                    g = float(np.clip(rng.normal(logit / 4, 0.15), -1, 1))
+                    row.update(sota_g=g, sota_band="surpass" if g > 0.1 else "match" if g >= 0 else
+                               "reproduce" if g >= -0.05 else "below")
+                elif scoring[t] == "qa":
+                    row.update(qa_oeq=float(np.clip(1 + 4 * _sigmoid(logit) + rng.normal(0, 0.4), 1, 5)),
+                               qa_mcq_accuracy=float(_sigmoid(logit + rng.normal(0, 0.3))))
+                trial_rows.append(row)
+                for i in range(leaves):
+                    leaf_rows.append({"run": run.root.name, "trial_id": tid, "leaf_id": f"L{i:02d}",
+                                      "phase": phases[i], "effective_weight": float(weights[i]),
+                                      "score": None if status[i] == "pending_review" else score[i],
+                                      "status": status[i], "method": "deterministic", "rationale": ""})
+                share = rng.dirichlet([2.0, 3.0, 9.0, 4.0, 1.5])
+                flow_rows += [{"run": run.root.name, "trial_id": tid, "stage": s, "seconds": float(seconds * x)}
+                              for s, x in zip(STAGES, share, strict=True)]
+
+    store = Store.for_run(run.root, url)
+    store.rebuild(run.root)  # clears this run's rows (there are no trial directories)
+    with store.engine.begin() as conn:
+        for table, rows in ((trials, trial_rows), (leaf_scores, leaf_rows), (workflow_time, flow_rows)):
+            cols = [c.name for c in table.columns]  # executemany needs the same keys in every row
+            rows = [{c: r.get(c) for c in cols} for r in rows]
+            for i in range(0, len(rows), 20_000):
+                conn.execute(insert(table), rows[i:i + 20_000])
+    store.engine.dispose()
+    params = {"configs": configs, "tasks": tasks, "attempts": attempts, "leaves": leaves, "fields": fields,
+              "sota_tasks": sota_tasks, "qa_tasks": qa_tasks, "seed": seed}
+    atomic_write_json(run.run_json, {"synthetic": True, "generator": params, "tasks": {}, "configs": {}})
+    return {"trials": len(trial_rows), "leaf_scores": len(leaf_rows), "workflow_time": len(flow_rows)}
+
+
+def is_synthetic(run_dir: Path | str) -> bool:
+    p = RunPaths(Path(run_dir)).run_json
+    try:
+        return bool(json.loads(p.read_text()).get("synthetic"))
+    except (OSError, ValueError):
+        return False
