@@ -97,3 +97,19 @@ def test_the_report_renders_offline_in_chromium_with_visible_figures(report):
     assert requested == []  # renders offline: no request left the file
     assert len(boxes) >= 6 and all(b and b["width"] > 400 and b["height"] > 200 for b in boxes)
     assert heat_cells >= 1 and bars >= 20
+
+
+@pytest.mark.slow
+def test_the_report_of_a_real_batch(demo_batch, tmp_path):
+    """What `make demo` does after the demo run: the report of real trials (demo task x oracle, nop x 2)."""
+    run, _ = demo_batch
+    out = tmp_path / "demo.html"
+    proc = run_cli("report", str(run), "--out", str(out), "--static")
+    assert proc.returncode == 0, proc.stderr
+    import scrapbook
+
+    scraps = scrapbook.read_notebook(str(out.with_suffix(".ipynb"))).scraps["report"].data
+    assert scraps["outcomes"] == 4 and scraps["states"] == {"provisional": 2, "final": 2}  # the oracle awaits review
+    assert scraps["configs"]["nop"]["partial"] == 0 and scraps["configs"]["oracle"]["full_rate"] == 100
+    html = out.read_text()
+    assert "computational chemistry" in html and "SYNTHETIC" not in html and "2 outcome(s) still await review" in html
