@@ -47,3 +47,23 @@ def load_toml_model(path, model):
         return model.model_validate(data)
     except ValidationError as exc:
         raise ValidationProblem(pydantic_problems(str(path), exc)) from None
+
+
+def load_json_model(path, model):
+    """Parse a JSON file into a pydantic model; every problem names the file (and the field)."""
+    import json
+    from pathlib import Path
+
+    from pydantic import ValidationError
+
+    path = Path(path)
+    if not path.is_file():
+        raise ValidationProblem([f"{path}: file not found"])
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValidationProblem([f"{path}: not valid JSON: {exc}"]) from None
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise ValidationProblem(pydantic_problems(str(path), exc)) from None

@@ -97,6 +97,18 @@ class TaskPaths:
         return self.tests / "checks.py"
 
     @property
+    def questions(self) -> Path:
+        return self.tests / "questions.json"
+
+    @property
+    def evaluator(self) -> Path:
+        return self.tests / "evaluator.py"
+
+    @property
+    def sota(self) -> Path:
+        return self.tests / "sota.json"
+
+    @property
     def calibration(self) -> Path:
         return self.root / "calibration"
 

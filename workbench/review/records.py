@@ -81,7 +81,12 @@ def apply_reviews(scores, reviews: pd.DataFrame, required: int):
             **base.model_dump(), "score": decision["score"], "status": decision["status"],
             "rationale": decision["rationale"], "machine": machine,
             "review": {"reviewers": decision["reviewers"], "records": int(len(rows))}}))
-    return scores.model_copy(update={"leaves": leaves, **summarize(leaves)})
+    update: dict[str, Any] = {"leaves": leaves, **summarize(leaves)}
+    if scores.qa is not None:  # expert-rated open questions change the OEQ ratings
+        from ..scoring.qa import oeq_summary
+
+        update["qa"] = {**scores.qa, **oeq_summary(leaves, scores.qa.get("oeq_ids", []))}
+    return scores.model_copy(update=update)
 
 
 def run_of(trial_dir: Path | str) -> Path | None:

@@ -1,5 +1,6 @@
-"""Stage 3: scoring frozen evidence (deterministic checks now; judge, sota and qa scorers plug in here)."""
+"""Stage 3: scoring frozen evidence: deterministic checks, the LLM judge, and the rubric, sota and qa modes."""
 
+from . import qa, sota  # noqa: F401  (qa registers its check kinds)
 from .checks import CHECK_KINDS, CheckOutcome, load_task_checks, parse_spec, run_check, task_check
 from .results import LeafScore, Scores
 from .rubric_scorer import score_trial

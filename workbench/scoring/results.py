@@ -52,3 +52,5 @@ class Scores(BaseModel):
     fingerprint: dict[str, str | None]
     scored_at: str
     workbench_version: str
+    sota: dict[str, Any] | None = None  # scoring = "sota": g, band, per-instance values (scoring.sota)
+    qa: dict[str, Any] | None = None  # scoring = "qa": MCQ accuracy/P/R/F1, OEQ ratings (scoring.qa)

@@ -22,6 +22,7 @@ from ..io import atomic_write_json, read_json, sha256_bytes, sha256_file
 from ..paths import TrialPaths
 from ..rubric import PHASES, Leaf, is_full
 from ..task import Task
+from . import qa, sota
 from .checks import CheckSpecError, load_task_checks, run_check
 from .judge import JudgeSettings, judge_leaf
 from .results import COUNTED, LeafScore, Scores
@@ -105,12 +106,8 @@ def summarize(leaf_scores: list[LeafScore]) -> dict:
 
 
 def fingerprint(task: Task, manifest_digest: str | None) -> dict[str, str | None]:
-    parts = {
-        "rubric": sha256_file(task.paths.rubric),
-        "checks": sha256_file(task.paths.checks_py) if task.paths.checks_py.is_file() else None,
-        "evidence": manifest_digest,
-        "workbench": __version__,
-    }
+    parts: dict[str, str | None] = {f.name: sha256_file(f) for f in task.scoring_files()}
+    parts.update(evidence=manifest_digest, workbench=__version__)
     parts["digest"] = sha256_bytes(repr(sorted(parts.items())).encode())
     return parts
 
@@ -140,6 +137,22 @@ def fingerprint_changes(previous: Scores | None, leaf_scores: list[LeafScore]) -
     return out
 
 
+def run_sota(task: Task, tp: TrialPaths) -> dict:
+    """The hidden evaluator on the frozen evidence, in the task's environment; its failure is withheld."""
+    from ..env import env_info
+
+    spec = sota.load_spec(task.paths.sota)
+    env = env_info(task)
+    python = f"{env['dir']}/bin/python" if env["dir"] else None
+    try:
+        results = sota.run_evaluator(task.paths.evaluator, tp.evidence, task.paths.tests / "refs", python=python,
+                                     timeout=min(spec.timeout_sec, task.config.verifier.timeout_sec))
+    except sota.EvaluatorFailed as exc:
+        log.warning("%s: %s", tp.root.name, exc)
+        return sota.evaluate(spec, None, str(exc))
+    return sota.evaluate(spec, results)
+
+
 def score_trial(task: Task, trial_dir: Path, *, judge: JudgeSettings | None = None,
                 only_leaves: set[str] | None = None) -> Scores:
     tp = TrialPaths(Path(trial_dir))
@@ -150,6 +163,10 @@ def score_trial(task: Task, trial_dir: Path, *, judge: JudgeSettings | None = No
     ev = Evidence(tp.evidence, prov)
     rubric = task.rubric
     task_checks = load_task_checks(task.paths.checks_py)
+    sota_block = None
+    if task.scoring == "sota":
+        sota_block = run_sota(task, tp)
+        task_checks.update(sota.instance_checks(sota.load_spec(task.paths.sota), sota_block))
     leaves = rubric.leaves
     previous = Scores.model_validate_json(tp.scores.read_text()) if tp.scores.is_file() else None
     if only_leaves:
@@ -174,6 +191,9 @@ def score_trial(task: Task, trial_dir: Path, *, judge: JudgeSettings | None = No
     scores = Scores(
         task=task.id,
         trial=tp.root.name,
+        scoring=task.scoring,
+        sota=sota_block,
+        qa=qa.evaluate(qa.load_questions(task.paths.questions), ev, leaf_scores) if task.scoring == "qa" else None,
         **summarize(leaf_scores),
         replay_status=prov.get("status"),
         leaves=leaf_scores,

@@ -24,7 +24,17 @@ class Report:
         return not self.errors
 
 
-def _check_rubric(paths: TaskPaths, errors: list[str], warnings: list[str]) -> None:
+def _sota_check_names(paths: TaskPaths) -> set[str]:
+    """The ``sota:<instance>`` checks a sota task's evaluator provides to its rubric."""
+    from ..scoring.sota import load_spec
+
+    try:
+        return {f"sota:{n}" for n in load_spec(paths.sota).instances}
+    except ValidationProblem:
+        return set()
+
+
+def _check_rubric(paths: TaskPaths, errors: list[str], warnings: list[str], provided: set[str] = frozenset()) -> None:
     from ..rubric import load_rubric
     from ..scoring.checks import CheckSpecError, load_task_checks, parse_spec
 
@@ -48,12 +58,51 @@ def _check_rubric(paths: TaskPaths, errors: list[str], warnings: list[str]) -> N
         except CheckSpecError as exc:
             errors.append(f"{where}: {exc}")
             continue
-        if kind == "task" and task_checks is not None and params.name not in task_checks:
+        if kind == "task" and task_checks is not None and params.name not in {*task_checks, *provided}:
             errors.append(f"{where}: check.name: no @task_check named {params.name!r} in {paths.checks_py}")
     phases = {lf.phase for lf in leaves if lf.effective_weight > 0}
     for p in ("modeling", "execution", "validation"):
         if p not in phases:
             warnings.append(f"{paths.rubric}: no leaf with weight in phase {p}")
+
+
+def _check_sota(paths: TaskPaths, errors: list[str]) -> None:
+    import ast
+
+    from ..scoring.sota import load_spec
+
+    try:
+        load_spec(paths.sota)
+    except ValidationProblem as exc:
+        errors.extend(exc.problems)
+    if not paths.evaluator.is_file():
+        errors.append(f"{paths.evaluator}: file not found (scoring = \"sota\" needs run_evaluation())")
+        return
+    try:
+        tree = ast.parse(paths.evaluator.read_text(encoding="utf-8"))
+    except SyntaxError as exc:
+        errors.append(f"{paths.evaluator}: line {exc.lineno}: {exc.msg}")
+        return
+    if not any(isinstance(n, ast.FunctionDef) and n.name == "run_evaluation" for n in tree.body):
+        errors.append(f"{paths.evaluator}: defines no run_evaluation()")
+
+
+def _check_questions(paths: TaskPaths, errors: list[str], warnings: list[str]) -> None:
+    from ..scoring.qa import load_questions
+
+    try:
+        qs = load_questions(paths.questions)
+    except ValidationProblem as exc:
+        errors.extend(exc.problems)
+        return
+    contract = paths.instruction.read_text(encoding="utf-8", errors="replace") if paths.instruction.is_file() else ""
+    unseen = [q.id for q in qs.questions if q.id not in contract]
+    if unseen:
+        warnings.append(f"{paths.instruction}: does not ask question(s) {', '.join(unseen)} (agents cannot answer "
+                        "what the contract does not ask)")
+    unverified = [q.id for q in qs.questions if not q.verified_by]
+    if unverified:
+        warnings.append(f"{paths.questions}: answers of {', '.join(unverified)} do not say how they were verified")
 
 
 def check_task(root: Path | str) -> Report:
@@ -81,8 +130,12 @@ def check_task(root: Path | str) -> Report:
         warnings.append(f"{paths.dockerfile}: missing; the docker sandbox cannot build this task")
 
     scoring = config.metadata.scoring if config else "rubric"
-    if scoring == "rubric":
-        _check_rubric(paths, errors, warnings)
+    if scoring == "rubric" or (scoring == "sota" and paths.rubric.is_file()):
+        _check_rubric(paths, errors, warnings, _sota_check_names(paths) if scoring == "sota" else set())
+    if scoring == "sota":
+        _check_sota(paths, errors)
+    if scoring == "qa":
+        _check_questions(paths, errors, warnings)
     if config is not None:
         for key in ("domain", "field", "paper"):
             if not getattr(config.metadata, key):

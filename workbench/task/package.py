@@ -11,6 +11,7 @@ from ..errors import WorkbenchError, load_toml_model
 from ..io import digest_of, tree_hashes
 from ..paths import TaskPaths
 from ..rubric import Rubric, load_rubric
+from ..rubric.tree import parse_rubric
 from .model import TaskConfig
 
 log = logging.getLogger(__name__)
@@ -31,9 +32,31 @@ class Task:
     def root(self) -> Path:
         return self.paths.root
 
+    @property
+    def scoring(self) -> str:
+        return self.config.metadata.scoring
+
     @cached_property
     def rubric(self) -> Rubric:
+        """The rubric scored for this task: tests/rubric.json, or for ``qa`` tasks one leaf per question,
+        or for ``sota`` tasks without a rubric.json one leaf per evaluation instance."""
+        if self.scoring == "qa":
+            from ..scoring.qa import load_questions, synthesized_rubric
+
+            return parse_rubric(synthesized_rubric(load_questions(self.paths.questions), self.id),
+                                str(self.paths.questions))
+        if self.scoring == "sota" and not self.paths.rubric.is_file():
+            from ..scoring.sota import load_spec, synthesized_rubric
+
+            return parse_rubric(synthesized_rubric(load_spec(self.paths.sota), self.id), str(self.paths.sota))
         return load_rubric(self.paths.rubric)
+
+    def scoring_files(self) -> list[Path]:
+        """The private files that define how this task is scored (their hashes fingerprint a scoring)."""
+        p = self.paths
+        files = {"rubric": [p.rubric, p.checks_py], "qa": [p.questions], "sota": [p.rubric, p.checks_py, p.sota,
+                                                                                   p.evaluator]}[self.scoring]
+        return [f for f in files if f.is_file()]
 
     def file_hashes(self) -> dict[str, str]:
         """Every file of the package (public and private) except construction records and caches."""

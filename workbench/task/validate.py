@@ -130,7 +130,10 @@ def _replay_and_score(task: Task, submission: Path, trial: Path, timeout: float 
     scores = score_trial(task, trial)
     return {"R": scores.R, "full": scores.full, "coverage": scores.coverage, "replay": prov.status,
             "replay_wall_sec": prov.wall_sec, "failure_reasons": prov.failure_reasons,
-            "leaf_scores": {lf.id: lf.score for lf in scores.leaves}}
+            "leaf_scores": {lf.id: lf.score for lf in scores.leaves},
+            **({"sota_g": scores.sota.get("g"), "sota_band": scores.sota.get("band")} if scores.sota else {}),
+            **({"mcq_accuracy": scores.qa.get("mcq_accuracy"), "oeq_mean": scores.qa.get("oeq_mean")}
+               if scores.qa else {})}
 
 
 def validate_task(task: Task, *, workdir: Path | None = None, install: bool = True, write: bool = True,

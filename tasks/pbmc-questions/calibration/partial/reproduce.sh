@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# Calibration (partial): answers only what the obs table gives directly; no marker analysis, no open answers.
+set -euo pipefail
+cd "$(dirname "$0")"
+export NUMBA_CACHE_DIR="${NUMBA_CACHE_DIR:-/tmp/numba}" MPLCONFIGDIR="${MPLCONFIGDIR:-/tmp/mpl}"
+python3 src/obs_only.py

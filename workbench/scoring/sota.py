@@ -1,0 +1,216 @@
+"""``scoring = "sota"`` (NatureBench, seed 002): improvement over a paper's reported state of the art.
+
+The task's hidden ``tests/evaluator.py`` defines ``run_evaluation()`` returning
+``{instance: {metric: value}}``; ``tests/sota.json`` names each instance's primary metric, its
+direction and the paper's SOTA text. Per instance ``g = dir * (m - m_sota) / |m_sota|`` (or over a
+declared ``normalizer`` when the SOTA is 0); a missing or non-finite primary metric gives the failure
+floor ``g = -1``; the task's g is the mean over instances. Bands: surpass ``g > 0.1``, match
+``g >= 0``, reproduce ``g >= -0.05``, else below.
+
+The evaluator runs outside the sandbox in a fresh subprocess of the task's environment (time-capped,
+cwd = the frozen evidence), never inside the workbench process. Its crash or timeout is a failure of
+the task's infrastructure: the instances are withheld, not scored -1.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from ..errors import WorkbenchError
+
+Direction = Literal["higher_is_better", "lower_is_better"]
+Band = Literal["surpass", "match", "reproduce", "below"]
+SURPASS, MATCH, REPRODUCE, FAILURE_G = 0.1, 0.0, -0.05, -1.0
+BAND_RULES = "surpass g > 0.1 · match g >= 0 · reproduce g >= -0.05 · below otherwise"
+
+_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+
+
+def _sign(direction: str) -> int:
+    if direction in ("higher_is_better", "higher", "max", "+1", 1):
+        return 1
+    if direction in ("lower_is_better", "lower", "min", "-1", -1):
+        return -1
+    raise ValueError(f"direction must be higher_is_better or lower_is_better, not {direction!r}")
+
+
+def parse_sota(text: str | float | int, direction: str) -> float:
+    """The SOTA value in a paper's text: "95.5 ± 0.2" and "95.5 (0.2)" keep the mean, "~0.8" and
+    "<0.3" the number, a range "0.81-0.85" its best end for the direction, several variants
+    ("0.81 / 0.84") the best. Raises ValueError when there is no number."""
+    sign = _sign(direction)
+    if isinstance(text, int | float) and not isinstance(text, bool):
+        if not math.isfinite(text):
+            raise ValueError(f"SOTA {text!r} is not finite")
+        return float(text)
+    s = str(text).strip().replace("−", "-").replace("–", "-").replace(",", "")
+    s = re.sub(r"(±|\+/-|\+-)\s*" + _NUMBER, " ", s)          # uncertainty after ±
+    s = re.sub(r"\(\s*(?:sd|std|s\.d\.)?\s*" + _NUMBER + r"\s*\)", " ", s, flags=re.I)  # "(0.2)", "(sd 0.2)"
+    s = s.replace("~", " ").replace("≈", " ").replace("<", " ").replace(">", " ").replace("≤", " ").replace("≥", " ")
+    s = s.replace("%", " ")
+    # a range "a-b" or "a to b" (a dash between two numbers, not a sign)
+    s = re.sub(r"(\d)\s*(?:-|to)\s*(\d|\.)", r"\1 \2", s)
+    values = [float(v) for v in re.findall(_NUMBER, s)]
+    if not values:
+        raise ValueError(f"no number in SOTA text {str(text)!r}")
+    return max(values) if sign > 0 else min(values)
+
+
+def improvement(value: float | None, sota: float, direction: str, normalizer: float | None = None) -> float:
+    """g for one instance; a missing or non-finite value is the failure floor -1. A SOTA of 0 needs
+    another ``normalizer`` (ValueError otherwise: g would be undefined)."""
+    sign = _sign(direction)
+    scale = abs(normalizer) if normalizer is not None else abs(sota)
+    if scale == 0 or not math.isfinite(scale):
+        raise ValueError("g is undefined for a SOTA of 0; declare a normalizer")
+    try:
+        m = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return FAILURE_G
+    if not math.isfinite(m):
+        return FAILURE_G
+    return sign * (m - sota) / scale
+
+
+def band(g: float) -> Band:
+    if g > SURPASS:
+        return "surpass"
+    if g >= MATCH:
+        return "match"
+    if g >= REPRODUCE:
+        return "reproduce"
+    return "below"
+
+
+# --- tests/sota.json ------------------------------------------------------------------------------
+
+class Instance(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    metric: str = Field(description="the primary metric's key in run_evaluation()'s result")
+    direction: Direction
+    sota: str | float = Field(description="the paper's reported value, as written")
+    normalizer: float | None = Field(default=None, description="divides m - m_sota instead of |m_sota|")
+    method: str | None = None
+    baseline: str | float | None = None
+
+    @model_validator(mode="after")
+    def _defined(self):
+        value = parse_sota(self.sota, self.direction)
+        if value == 0 and not self.normalizer:
+            raise ValueError("the SOTA is 0, so g is undefined; declare a non-zero normalizer")
+        return self
+
+    @property
+    def value(self) -> float:
+        return parse_sota(self.sota, self.direction)
+
+
+class SotaSpec(BaseModel):
+    """tests/sota.json: each evaluation instance's primary metric and the paper's SOTA."""
+
+    model_config = ConfigDict(extra="forbid")
+    instances: dict[str, Instance] = Field(min_length=1)
+    timeout_sec: float = Field(default=600.0, gt=0)
+
+
+def load_spec(path: Path) -> SotaSpec:
+    from ..errors import load_json_model
+
+    return load_json_model(path, SotaSpec)
+
+
+# --- the evaluator --------------------------------------------------------------------------------
+
+class EvaluatorFailed(WorkbenchError):
+    """The hidden evaluator crashed or timed out: an infrastructure failure, withheld."""
+
+
+_RUNNER = r"""
+import importlib.util, inspect, json, math, sys
+spec = importlib.util.spec_from_file_location("task_evaluator", sys.argv[1])
+mod = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(mod)
+fn = mod.run_evaluation
+params = inspect.signature(fn).parameters
+res = fn(sys.argv[2], sys.argv[3]) if len(params) >= 2 else fn()
+def clean(v):
+    if isinstance(v, bool) or v is None: return v
+    if isinstance(v, (int, float)): return float(v) if math.isfinite(v) else None
+    try: return clean(float(v))
+    except (TypeError, ValueError): return str(v)
+out = {str(i): ({str(k): clean(v) for k, v in m.items()} if isinstance(m, dict) else {"error": str(m)})
+       for i, m in (res or {}).items()}
+with open(sys.argv[4], "w") as fh: json.dump(out, fh)
+"""
+
+
+def run_evaluator(evaluator: Path, evidence: Path, refs: Path, *, python: str | None = None,
+                  timeout: float = 600.0) -> dict[str, dict]:
+    """``run_evaluation()`` of a task's evaluator in a fresh subprocess (cwd: the evidence). It may take
+    ``(evidence_dir, refs_dir)`` or nothing; non-finite values come back as None."""
+    with tempfile.TemporaryDirectory(prefix="workbench-eval-") as tmp:
+        out = Path(tmp) / "result.json"
+        try:
+            proc = subprocess.run([python or sys.executable, "-c", _RUNNER, str(evaluator), str(evidence), str(refs),
+                                   str(out)], cwd=evidence, capture_output=True, text=True, timeout=timeout,
+                                  env={"PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1", "HOME": tmp,
+                                       "MPLCONFIGDIR": tmp, "NUMBA_CACHE_DIR": tmp})
+        except subprocess.TimeoutExpired:
+            raise EvaluatorFailed(f"the evaluator timed out after {timeout:.0f} s") from None
+        if proc.returncode != 0 or not out.is_file():
+            tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+            raise EvaluatorFailed(f"the evaluator failed (exit {proc.returncode}): {' | '.join(tail)}")
+        return json.loads(out.read_text())
+
+
+def evaluate(spec: SotaSpec, results: dict[str, dict] | None, error: str | None = None) -> dict:
+    """The ``sota`` block of scores.json from the evaluator's results (None: it failed, so withheld)."""
+    if results is None:
+        return {"g": None, "band": None, "withheld": True, "error": error, "instances": {}, "rules": BAND_RULES}
+    instances = {}
+    for name, inst in spec.instances.items():
+        got = results.get(name) or {}
+        value = got.get(inst.metric)
+        g = improvement(value, inst.value, inst.direction, inst.normalizer)
+        instances[name] = {"metric": inst.metric, "value": value, "sota": inst.value, "direction": inst.direction,
+                           "g": g, "band": band(g), **({"error": got["error"]} if got.get("error") else {})}
+    g = math.fsum(i["g"] for i in instances.values()) / len(instances)
+    return {"g": g, "band": band(g), "withheld": False, "instances": instances, "rules": BAND_RULES}
+
+
+def instance_checks(spec: SotaSpec, block: dict) -> dict:
+    """Task checks ``sota:<instance>`` (1 when the instance reproduces the SOTA, g >= -0.05) so a rubric
+    can score against the hidden evaluator; they raise when the evaluator failed (the leaf is withheld)."""
+    def make(name: str):
+        def check(ev, **_):
+            from .checks import CheckOutcome
+
+            if block.get("withheld"):
+                raise EvaluatorFailed(block.get("error") or "the evaluator failed")
+            i = block["instances"][name]
+            ok = i["g"] >= REPRODUCE
+            value = "missing" if i["value"] is None else f"{i['value']:.6g}"
+            return CheckOutcome(1.0 if ok else 0.0, f"{'pass' if ok else 'fail'}: {i['metric']} = {value} vs SOTA "
+                                f"{i['sota']:.6g}: g = {i['g']:+.4f} ({i['band']})")
+        return check
+    return {f"sota:{n}": make(n) for n in spec.instances}
+
+
+def synthesized_rubric(spec: SotaSpec, task_id: str) -> dict:
+    """For a sota task without a rubric.json: one validation leaf per instance (reproduces the SOTA)."""
+    return {"id": task_id, "requirements": "Reproduce or improve on the paper's reported state of the art.",
+            "sub_tasks": [{"id": f"sota-{n}", "weight": 1, "task_category": "Validation",
+                           "title": f"{n}: {i.metric} reaches the SOTA band (g >= -0.05)",
+                           "requirements": f"The primary metric {i.metric} of instance {n} is within 5% of the "
+                                           f"paper's SOTA {i.sota} or better ({i.direction}).",
+                           "check": {"kind": "task", "name": f"sota:{n}"}}
+                          for n, i in spec.instances.items()]}
