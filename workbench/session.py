@@ -63,6 +63,13 @@ def budget_for(config: AgentConfig, view: TaskView) -> Budget:
                   input_per_mtok=p.input_per_mtok if p else None, output_per_mtok=p.output_per_mtok if p else None)
 
 
+def wants_scoring_service(task: Task, config: AgentConfig) -> bool:
+    """The hidden scoring service is on for ``sota`` tasks unless the configuration says otherwise
+    (``options.scoring_service``); privileged agents never need it."""
+    opt = config.options.get("scoring_service")
+    return bool(opt) if opt is not None else task.scoring == "sota"
+
+
 def run_session(task: Task, config: AgentConfig | dict[str, Any], trial_dir: Path) -> Delivery:
     config = AgentConfig.model_validate(config)
     tp = TrialPaths(Path(trial_dir))
@@ -80,8 +87,21 @@ def run_session(task: Task, config: AgentConfig | dict[str, Any], trial_dir: Pat
     network = config.network or agent.default_network
     env = env_info(task)
     trajectory = Trajectory(tp.trajectory, budget)
+    service = None
     with Workspace(view, tp.submission, env_dir=env["dir"], network=network) as ws:
-        result = agent.run(view, ws, budget, trajectory, task if agent.privileged else None)
+        if wants_scoring_service(task, config):
+            from .scoring.service import ScoringService
+
+            service = ScoringService(task, lambda: ws.work, tp.session / "scoring", pause=budget.paused,
+                                     timeout=task.config.replay.timeout_sec)
+            ws.attach_scoring(service.start(), service.token)
+        try:
+            result = agent.run(view, ws, budget, trajectory, task if agent.privileged else None)
+        finally:
+            if service is not None:
+                service.stop()
+    if service is not None:
+        result.details["scoring_service"] = service.summary()
     wall = budget.elapsed()
     status, files, sub_digest, starter_digest = probe_delivery(tp.submission, task.paths.starter)
     tp.agent_log.write_text(f"{agent.name}: {result.status}: {result.message}\n", encoding="utf-8")

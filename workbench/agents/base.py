@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -71,9 +72,23 @@ class Budget:
     output_per_mtok: float | None = None
     warn_fraction: float = 0.1  # warn when this share of the time is left (at least 60 s before)
     started: float = field(default_factory=time.monotonic)
+    paused_sec: float = 0.0  # time the clock stood still (official evaluations by the scoring service)
+    _pause_start: float | None = None
 
     def elapsed(self) -> float:
-        return time.monotonic() - self.started
+        now = time.monotonic()
+        running_pause = now - self._pause_start if self._pause_start is not None else 0.0
+        return now - self.started - self.paused_sec - running_pause
+
+    @contextmanager
+    def paused(self):
+        """Stop the session clock while the workbench, not the agent, is working."""
+        self._pause_start = time.monotonic()
+        try:
+            yield
+        finally:
+            self.paused_sec += time.monotonic() - self._pause_start
+            self._pause_start = None
 
     def remaining(self) -> float:
         return max(0.0, self.wall_sec - self.elapsed())

@@ -55,6 +55,15 @@ TOOLS = [
 ]
 
 
+SUBMIT_TOOL = {"type": "function", "function": {
+    "name": "submit_for_score",
+    "description": "Replay your package as it is now in a clean sandbox and get its official score from the hidden "
+                   "evaluator (the session clock stops while it runs). Returns R, phase scores and, for SOTA tasks, "
+                   "g and its band per instance, plus your best attempt so far.",
+    "parameters": {"type": "object", "properties": {"description": {"type": "string",
+                                                                    "description": "what this attempt changes"}}}}}
+
+
 def is_refusal(message) -> bool:
     """The model declined: a structured refusal, or a reply that opens by declining and calls no tool."""
     if getattr(message, "refusal", None):
@@ -73,8 +82,13 @@ class OpenAIAgent(BaseAgent):
         client = make_client(self.options.get("base_url"), self.options.get("api_key"))
         usage = Usage()
         tool_timeout = float(self.options.get("tool_timeout_sec", DEFAULT_TOOL_TIMEOUT))
+        tools = [*TOOLS, SUBMIT_TOOL] if workspace.scoring else TOOLS
+        system = SYSTEM.format(home=HOME, task=TASK_HOME, minutes=budget.wall_sec / 60)
+        if workspace.scoring:
+            system += ("\n`submit_for_score` replays your package and returns its official score from a hidden "
+                       "evaluator you cannot read; use it to compare attempts.")
         messages: list[dict[str, Any]] = [
-            {"role": "system", "content": SYSTEM.format(home=HOME, task=TASK_HOME, minutes=budget.wall_sec / 60)},
+            {"role": "system", "content": system},
             {"role": "user", "content": view.instruction},
         ]
         trajectory.record("system", messages[0]["content"])
@@ -98,7 +112,7 @@ class OpenAIAgent(BaseAgent):
             retries: list[Attempt] = []
             try:
                 resp = chat(client, remaining=budget.remaining, on_retry=retries.append, model=self.model,
-                            messages=messages, tools=TOOLS,
+                            messages=messages, tools=tools,
                             max_attempts=int(self.options.get("max_attempts", MAX_ATTEMPTS)),
                             **self.options.get("request", {}))
             except TimeoutError as exc:
@@ -168,6 +182,10 @@ class OpenAIAgent(BaseAgent):
                 return json.dumps({"seconds_left": round(left, 1)}), None
             if call["name"] == "finish":
                 return "session finished", str(args.get("summary", ""))
+            if call["name"] == "submit_for_score" and ws.scoring:
+                from ..scoring.service import submit
+
+                return json.dumps(submit(*ws.scoring, str(args.get("description", "")))), None
         except KeyError as exc:
             return f"error: {call['name']} needs argument {exc}", None
         return f"error: unknown tool {call['name']!r}; tools are bash, read_file, write_file, time_left, finish", None

@@ -68,6 +68,13 @@ class Workspace:
         self.box.prepare(self.work)
         self.box.prepare(self.public)
         self.calls = 0
+        self.scoring: tuple[str, str] | None = None  # (url, token) of the session's scoring service
+
+    def attach_scoring(self, url: str, token: str) -> None:
+        """Offer the hidden scoring service: to tool-calling agents as a tool, to CLI agents through
+        WORKBENCH_SCORING_URL/TOKEN (reachable from the sandbox only with network = host)."""
+        self.scoring = (url, token)
+        self.extra_env.update(WORKBENCH_SCORING_URL=url, WORKBENCH_SCORING_TOKEN=token)
 
     # --- running ---------------------------------------------------------------------------------
 

@@ -1,0 +1,82 @@
+"""The hidden scoring service: token, official score by clean replay, attempts the agent cannot write,
+the paused session clock, and an agent that uses it without being able to read the evaluator."""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+from tests.fake_openai import ScriptedServer, reply
+from tests.scoring.modes import SOLUTION, write_sota_task
+from workbench.agents.base import Budget
+from workbench.io import copy_tree
+from workbench.matrix import AgentConfig
+from workbench.scoring.service import ScoringService, submit
+from workbench.session import run_session
+from workbench.task import load_task
+
+
+def test_the_service_scores_the_candidate_and_keeps_the_best_attempt(tmp_path):
+    task = load_task(write_sota_task(tmp_path / "task"))
+    cand = tmp_path / "cand"
+    copy_tree(task.paths.starter, cand)
+    budget = Budget(wall_sec=600)
+    with ScoringService(task, lambda: cand, tmp_path / "log", pause=budget.paused) as svc:
+        with pytest.raises(urllib.error.HTTPError) as denied:
+            urllib.request.urlopen(urllib.request.Request(f"{svc.url}/evaluate", data=b"{}",
+                                                          headers={"Authorization": "Bearer guess"}))
+        assert denied.value.code == 403
+        assert submit(svc.url, "wrong")["error"].startswith("HTTP 403")
+        first = submit(svc.url, svc.token, "the starter")
+        (cand / "reproduce.sh").write_text(SOLUTION)
+        before = budget.elapsed()
+        second = submit(svc.url, svc.token, "the real thing")
+        paused = budget.paused_sec
+        (cand / "reproduce.sh").write_text("exit 1\n")
+        third = submit(svc.url, svc.token, "a regression")
+        best = json.loads(urllib.request.urlopen(urllib.request.Request(
+            f"{svc.url}/best", headers={"Authorization": f"Bearer {svc.token}"})).read())
+    assert first["sota"]["g"] == -1.0 and first["replay"] == "failed"
+    assert second["sota"]["band"] == "surpass" and second["sota"]["instances"]["b"]["value"] == 1.5
+    assert third["best"]["attempt"] == 2 and best["best"]["attempt"] == 2 and best["attempts"] == 3
+    assert "leaves" not in json.dumps(second) and "rationale" not in json.dumps(second)
+    # the clock stood still while the workbench replayed and evaluated
+    assert paused >= second["evaluation_sec"] * 0.9 and budget.elapsed() - before < 0.5 + second["evaluation_sec"] * 0.2
+    log = [json.loads(x) for x in (tmp_path / "log" / "attempts.jsonl").read_text().splitlines()]
+    assert [a["description"] for a in log] == ["the starter", "the real thing", "a regression"]
+
+
+def test_an_agent_gets_its_score_from_the_service_and_cannot_read_the_evaluator(tmp_path):
+    task = load_task(write_sota_task(tmp_path / "task"))
+    evaluator = task.paths.evaluator
+    probe = (f"cat {evaluator}; ls {evaluator.parent}; find / -name evaluator.py -o -name sota.json 2>/dev/null; "
+             "echo url=${WORKBENCH_SCORING_URL:-none}")
+    script = [reply("", [("bash", {"command": probe})]),
+              reply("", [("write_file", {"path": "reproduce.sh", "content": SOLUTION})]),
+              reply("", [("submit_for_score", {"description": "first try"})]),
+              reply("", [("finish", {"summary": "done"})])]
+    config = AgentConfig(name="scripted", agent="openai", model="m",
+                         options={"base_url": "", "api_key": "k"})
+    with ScriptedServer(script) as server:
+        config.options["base_url"] = server.url
+        started = time.monotonic()
+        run_session(task, config, tmp_path / "t")
+        wall = time.monotonic() - started
+        tools = [t["function"]["name"] for t in server.requests[0]["tools"]]
+    traj = [json.loads(x) for x in (tmp_path / "t/session/trajectory.jsonl").read_text().splitlines()]
+    obs = [o["content"] for r in traj for o in r.get("observations", [])]
+    assert "submit_for_score" in tools
+    assert "run_evaluation" not in obs[0] and "No such file" in obs[0] and "sota.json" not in obs[0]
+    scored = json.loads(obs[2])
+    assert scored["sota"]["band"] == "surpass" and scored["attempt"] == 1
+    attempts = tmp_path / "t/session/scoring/attempts.jsonl"
+    assert json.loads(attempts.read_text())["description"] == "first try"
+    usage = json.loads((tmp_path / "t/session/usage.json").read_text())
+    assert usage["scoring_service"]["attempts"] == 1 and usage["scoring_service"]["best"]["sota"]["g"] > 0.1
+    assert usage["wall_sec"] < wall - 0.8 * usage["scoring_service"]["evaluation_sec"]  # paused clock
+    # the attempt log lives with the trial, outside anything the sandbox mounts
+    assert not (tmp_path / "t/session/submission/scoring").exists()

@@ -1,0 +1,200 @@
+"""A hidden scoring service for sessions (NatureBench's evaluation service; seed 003's permission
+engineering): the agent submits its current package and gets the official score, never the evaluator.
+
+The service listens on 127.0.0.1 with a per-session token. ``POST /evaluate`` (``Authorization:
+Bearer <token>``, optional JSON ``{"description": ...}``) copies the working copy, replays it in a clean
+sandbox exactly as the final replay will, scores it with the task's private scorer, and answers with
+R, the phase scores and the mode's block (``sota``: g, band and each instance's metric; ``qa``: accuracy
+and ratings) plus the best attempt so far. Leaf rationales are not returned (they quote private
+targets). ``GET /best`` repeats the best attempt. While it evaluates, the session clock is paused.
+
+Every attempt is appended by the service to ``TRIAL/session/scoring/attempts.jsonl``, a host path that
+is never mounted into the agent's sandbox, so the agent cannot write or forge it.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+import secrets
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from ..evidence import make_writable
+from ..io import copy_tree
+from ..task import Task
+
+log = logging.getLogger(__name__)
+MAX_BODY = 64_000
+
+
+class ScoringService:
+    def __init__(self, task: Task, candidate: Callable[[], Path], log_dir: Path, *, pause=None,
+                 timeout: float | None = None):
+        self.task = task
+        self.candidate = candidate
+        self.log_dir = Path(log_dir)
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        self.pause = pause  # a context manager factory pausing the session clock
+        self.timeout = timeout
+        self.token = secrets.token_urlsafe(24)
+        self.attempts: list[dict[str, Any]] = []
+        self.best: dict[str, Any] | None = None
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+
+    # --- evaluation ----------------------------------------------------------------------------
+
+    def evaluate(self, description: str = "") -> dict[str, Any]:
+        """Replay and score the current candidate; one evaluation at a time."""
+        with self._lock:
+            ctx = self.pause() if self.pause else _nothing()
+            with ctx:
+                return self._evaluate(description[:2000])
+
+    def _evaluate(self, description: str) -> dict[str, Any]:
+        from ..replay import replay
+        from .rubric_scorer import score_trial
+
+        n = len(self.attempts) + 1
+        started = time.monotonic()
+        work = Path(tempfile.mkdtemp(prefix="workbench-scoring-"))
+        try:
+            sub = work / "submission"
+            copy_tree(self.candidate(), sub)
+            prov = replay(self.task, sub, work / "trial", timeout=self.timeout)
+            scores = score_trial(self.task, work / "trial")
+            result: dict[str, Any] = {
+                "attempt": n, "R": round(scores.R, 6), "coverage": round(scores.coverage, 6),
+                "phases": {k: round(v, 6) for k, v in scores.phases.items()}, "replay": prov.status,
+                "failure_reasons": prov.failure_reasons}
+            if scores.sota:
+                result["sota"] = {"g": scores.sota.get("g"), "band": scores.sota.get("band"),
+                                  "instances": {k: {x: v.get(x) for x in ("metric", "value", "g", "band")}
+                                                for k, v in scores.sota.get("instances", {}).items()}}
+            if scores.qa:
+                result["qa"] = {k: scores.qa.get(k) for k in ("mcq_accuracy", "oeq_mean", "oeq_pending")}
+        except Exception as exc:  # an evaluation that fails is reported to the agent and logged, never fatal
+            log.warning("scoring service: attempt %d failed: %s", n, exc)
+            result = {"attempt": n, "error": f"{type(exc).__name__}: {str(exc)[:500]}"}
+        finally:
+            make_writable(work)
+            shutil.rmtree(work, ignore_errors=True)
+        result["evaluation_sec"] = round(time.monotonic() - started, 3)
+        if "error" not in result and (self.best is None or _key(result) > _key(self.best)):
+            self.best = {k: v for k, v in result.items() if k != "best"}
+        result["best"] = self.best
+        record = {"at": datetime.now(UTC).isoformat(timespec="seconds"), "description": description, **result}
+        self.attempts.append(record)
+        with open(self.log_dir / "attempts.jsonl", "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(record, default=str) + "\n")
+        (self.log_dir / "best.json").write_text(json.dumps(self.best, indent=1, default=str))
+        return result
+
+    def summary(self) -> dict[str, Any]:
+        return {"attempts": len(self.attempts), "best": self.best,
+                "evaluation_sec": round(sum(a.get("evaluation_sec", 0) for a in self.attempts), 3)}
+
+    # --- HTTP ----------------------------------------------------------------------------------
+
+    def start(self) -> str:
+        service = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, fmt, *args):  # quiet: attempts are logged by the service
+                log.debug("scoring service: " + fmt, *args)
+
+            def _send(self, code: int, body: dict) -> None:
+                data = json.dumps(body, default=str).encode()
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _authorized(self) -> bool:
+                given = self.headers.get("Authorization", "").removeprefix("Bearer ").strip()
+                if hmac.compare_digest(given.encode(), service.token.encode()):
+                    return True
+                self._send(403, {"error": "missing or wrong token"})
+                return False
+
+            def do_GET(self):
+                if self.path == "/health":
+                    return self._send(200, {"ok": True})
+                if not self._authorized():
+                    return None
+                if self.path == "/best":
+                    return self._send(200, {"best": service.best, "attempts": len(service.attempts)})
+                return self._send(404, {"error": "unknown path; use POST /evaluate or GET /best"})
+
+            def do_POST(self):
+                if not self._authorized():
+                    return None
+                if self.path != "/evaluate":
+                    return self._send(404, {"error": "unknown path; use POST /evaluate"})
+                length = min(int(self.headers.get("Content-Length") or 0), MAX_BODY)
+                try:
+                    body = json.loads(self.rfile.read(length) or b"{}")
+                except json.JSONDecodeError:
+                    body = {}
+                desc = str(body.get("description", "")) if isinstance(body, dict) else ""
+                return self._send(200, service.evaluate(desc))
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self._server.serve_forever, daemon=True, name="scoring-service").start()
+        return self.url
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None, "start() the service first"
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self) -> ScoringService:
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def _key(result: dict[str, Any]) -> tuple[float, float]:
+    """Attempts are ranked by g (sota tasks), then by R."""
+    g = (result.get("sota") or {}).get("g")
+    return (g if g is not None else float("-inf"), result.get("R", 0.0))
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def submit(url: str, token: str, description: str = "", timeout: float = 3600.0) -> dict[str, Any]:
+    """A client call (what the agent's ``submit_for_score`` tool does)."""
+    import urllib.error
+    import urllib.request
+
+    req = urllib.request.Request(f"{url}/evaluate", data=json.dumps({"description": description}).encode(),
+                                 headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
+            return json.loads(resp.read())
+    except urllib.error.HTTPError as exc:
+        return {"error": f"HTTP {exc.code}: {exc.read().decode(errors='replace')[:300]}"}
