@@ -114,6 +114,24 @@ def task_freeze(task_dir: Path):
                f"reviewers: {', '.join(rec.reviewers) or 'none'}")
 
 
+@task_app.command("import")
+def task_import(src: Path = typer.Argument(..., help="The source task (a directory, or a rubric.json for paperbench)."),
+                dest: Path = typer.Argument(..., help="Where to write the workbench task package."),
+                source: str = typer.Option(..., "--from", help="paperbench | paperbenchx | harbor | naturebench"),
+                force: bool = typer.Option(False, help="Replace DEST if it exists.")):
+    """Import another benchmark's task; lists what could not be carried over (also in DEST/IMPORT.md)."""
+    from .task.check import check_task
+    from .task.importers import import_task
+
+    rep = import_task(source, src, dest, force=force)
+    typer.echo(f"imported {src} → {dest} ({source}): {len(rep.carried)} item(s) carried")
+    for item in rep.not_carried:
+        typer.echo(f"  not carried: {item}")
+    check = check_task(dest)
+    typer.echo(f"task check: {'ok' if check.ok else 'FAILED'}"
+               + "".join(f"\n  error: {e}" for e in check.errors))
+
+
 # --- rubric ------------------------------------------------------------------------------------
 
 @rubric_app.command("stats")

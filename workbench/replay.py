@@ -118,7 +118,7 @@ def sandbox_env(env_dir: str | None, cpus: int) -> dict[str, str]:
         "MKL_NUM_THREADS": str(cpus), "WORKBENCH_REPLAY": "1",
     }
     if env_dir:
-        env["VIRTUAL_ENV"] = env_dir
+        env["VIRTUAL_ENV"] = env["WORKBENCH_ENV"] = env_dir
         path = f"{env_dir}/bin:{path}"
     env["PATH"] = path
     return env

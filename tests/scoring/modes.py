@@ -43,7 +43,8 @@ def write_sota_task(root: Path, *, evaluator: str = EVALUATOR, sota_a: str = "10
 
 QUESTIONS = {
     "questions": [
-        {"id": "m1", "type": "mcq", "question": "Which?", "options": {"A": "x", "B": "y", "C": "z"}, "answer": ["A", "C"]},
+        {"id": "m1", "type": "mcq", "question": "Which?", "options": {"A": "x", "B": "y", "C": "z"},
+         "answer": ["A", "C"]},
         {"id": "m2", "type": "mcq", "question": "Which one?", "options": {"A": "x", "B": "y"}, "answer": ["B"]},
         {"id": "o1", "type": "oeq", "question": "How many cells?", "answer": "700 cells in 10 populations",
          "facts": [{"fact": "700 cells", "pattern": "\\b700\\b"}, {"fact": "10 populations", "pattern": "\\b10\\b"}]},

@@ -36,7 +36,8 @@ def test_a_sota_task_without_a_rubric_scores_each_instance_against_the_sota(tmp_
 
 
 def test_an_evaluator_that_crashes_is_withheld_not_scored_minus_one(tmp_path):
-    task = load_task(write_sota_task(tmp_path / "task", evaluator="def run_evaluation():\n    raise RuntimeError('gpu')\n"))
+    crash = "def run_evaluation():\n    raise RuntimeError('gpu')\n"
+    task = load_task(write_sota_task(tmp_path / "task", evaluator=crash))
     s = _score(task, task.paths.solution, tmp_path / "t")
     assert s.sota["withheld"] and s.sota["g"] is None and "RuntimeError: gpu" in s.sota["error"]
     assert {lf.status for lf in s.leaves} == {"withheld"} and s.needs_rescoring and s.coverage == 0

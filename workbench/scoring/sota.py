@@ -8,7 +8,7 @@ floor ``g = -1``; the task's g is the mean over instances. Bands: surpass ``g > 
 ``g >= 0``, reproduce ``g >= -0.05``, else below.
 
 The evaluator runs outside the sandbox in a fresh subprocess of the task's environment (time-capped,
-cwd = the frozen evidence), never inside the workbench process. Its crash or timeout is a failure of
+cwd = the replayed submission), never inside the workbench process. Its crash or timeout is a failure of
 the task's infrastructure: the instances are withheld, not scored -1.
 """
 
@@ -155,13 +155,17 @@ with open(sys.argv[4], "w") as fh: json.dump(out, fh)
 
 def run_evaluator(evaluator: Path, evidence: Path, refs: Path, *, python: str | None = None,
                   timeout: float = 600.0) -> dict[str, dict]:
-    """``run_evaluation()`` of a task's evaluator in a fresh subprocess (cwd: the evidence). It may take
-    ``(evidence_dir, refs_dir)`` or nothing; non-finite values come back as None."""
+    """``run_evaluation()`` of a task's evaluator in a fresh subprocess. It may take ``(evidence_dir,
+    refs_dir)`` or nothing (NatureBench's evaluators use relative paths: the working directory is the
+    replayed submission, ``evidence/submission``); non-finite values come back as None."""
+    cwd = evidence / "submission" if (evidence / "submission").is_dir() else evidence
     with tempfile.TemporaryDirectory(prefix="workbench-eval-") as tmp:
         out = Path(tmp) / "result.json"
         try:
-            proc = subprocess.run([python or sys.executable, "-c", _RUNNER, str(evaluator), str(evidence), str(refs),
-                                   str(out)], cwd=evidence, capture_output=True, text=True, timeout=timeout,
+            # -I: isolated, so the submission's files in the working directory (a planted csv.py or
+            # json.py) are never importable by the evaluator, which runs outside the sandbox
+            proc = subprocess.run([python or sys.executable, "-I", "-c", _RUNNER, str(evaluator), str(evidence),
+                                   str(refs), str(out)], cwd=cwd, capture_output=True, text=True, timeout=timeout,
                                   env={"PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1", "HOME": tmp,
                                        "MPLCONFIGDIR": tmp, "NUMBA_CACHE_DIR": tmp})
         except subprocess.TimeoutExpired:

@@ -1,0 +1,160 @@
+"""Importers against real PaperBench / PaperBenchX files and small Harbor / NatureBench packages."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_cli, write_files
+from workbench.errors import WorkbenchError
+from workbench.replay import replay
+from workbench.rubric import load_rubric
+from workbench.scoring import score_trial
+from workbench.task import load_task
+from workbench.task.check import check_task
+from workbench.task.importers import IMPORTERS, import_task
+
+EXTERNAL = Path(__file__).resolve().parents[3] / "shared" / "external"
+PBX = sorted((EXTERNAL / "paperbenchx").glob("[0-9]*"))
+
+
+def test_the_registry_names_the_four_sources():
+    assert set(IMPORTERS) == {"paperbench", "paperbenchx", "harbor", "naturebench"}
+
+
+@pytest.mark.parametrize("src", PBX, ids=lambda p: p.name)
+def test_paperbenchx_packages_import_with_their_rubric_and_without_credentials(src, tmp_path):
+    rep = import_task("paperbenchx", src, tmp_path / "t")
+    assert check_task(tmp_path / "t").ok, check_task(tmp_path / "t").errors
+    task = load_task(tmp_path / "t")
+    source_leaves = load_rubric(src / "tests" / "rubric.json").leaves
+    assert [lf.id for lf in task.rubric.leaves] == [lf.id for lf in source_leaves]
+    assert sum(lf.effective_weight for lf in task.rubric.leaves) == pytest.approx(1.0)
+    toml = (tmp_path / "t" / "task.toml").read_text()
+    assert "API_KEY" not in toml and "${" not in toml and "user" not in toml
+    dropped = "\n".join(rep.not_carried)
+    assert "[verifier.env]" in dropped and "ANTHROPIC_API_KEY" in dropped and "install.sh" in dropped
+    assert (tmp_path / "t" / "tests" / "judge.md").is_file()
+    assert "Not carried over" in (tmp_path / "t" / "IMPORT.md").read_text()
+
+
+@pytest.mark.parametrize("name", ["rubrics/semantic-self-consistency.json", "graded/pinn.json"])
+def test_paperbench_rubrics_and_graded_trees_import(name, tmp_path):
+    src = EXTERNAL / "paperbench" / name
+    rep = import_task("paperbench", src, tmp_path / "t")
+    assert check_task(tmp_path / "t").ok
+    data = json.loads(src.read_text())
+    n_source = len(load_rubric(src, graded="graded" in name).leaves)
+    task = load_task(tmp_path / "t")
+    assert len(task.rubric.leaves) == n_source
+    assert {lf.phase for lf in task.rubric.leaves} <= {"modeling", "execution", "validation"}
+    saved = (tmp_path / "t" / "tests" / "rubric.json").read_text()
+    if "graded" in name:
+        assert '"explanation"' in json.dumps(data) and '"explanation"' not in saved
+        assert any("grade field" in d for d in rep.not_carried)
+    assert any("paper" in d for d in rep.not_carried) and any("solution" in d for d in rep.not_carried)
+
+
+def test_a_harbor_task_imports_and_lists_its_verifier_and_solve_script(tmp_path):
+    src = write_files(tmp_path / "harbor-task", {
+        "task.toml": '[task]\nname = "org/hello"\n[metadata]\ndifficulty = "easy"\nnested = {a = 1}\n'
+                     '[agent]\ntimeout_sec = 600.0\nuser = "agent"\n[verifier]\ntimeout_sec = 60.0\n'
+                     '[verifier.env]\nOPENAI_API_KEY = "${OPENAI_API_KEY}"\n'
+                     '[environment]\ncpus = 2\nmemory_mb = 2048\nallow_internet = true\n',
+        "instruction.md": "Write hello.txt.\n",
+        "environment/Dockerfile": "FROM ubuntu:22.04\n",
+        "solution/solve.sh": "echo hello > /app/hello.txt\n",
+        "tests/test.sh": "grep -q hello /app/hello.txt && echo 1 > /logs/verifier/reward.txt\n"})
+    out = run_cli("task", "import", "--from", "harbor", str(src), str(tmp_path / "t"))
+    assert out.returncode == 0, out.stderr
+    for text in ("tests/test.sh", "solution/reproduce.sh", "allow_internet", "[verifier.env] OPENAI_API_KEY",
+                 "nested", "task check: ok"):
+        assert text in out.stdout, text
+    task = load_task(tmp_path / "t")
+    assert task.config.task.name == "org/hello" and task.config.environment.cpus == 2
+    assert [lf.node.scoring_method for lf in task.rubric.leaves] == ["expert"]
+    assert (tmp_path / "t" / "tests" / "test.sh").is_file()
+
+
+NB_EVALUATOR = '''
+import json, math
+from pathlib import Path
+
+GT = Path(__file__).parent / "ground_truth"
+
+
+def run_evaluation():
+    out = {}
+    for inst in ("cells", "proteins", "zero"):
+        pred = Path("output") / inst / "pred.json"
+        if not pred.is_file():
+            out[inst] = {"score": None, "error": "no prediction"}
+            continue
+        truth = json.loads((GT / inst / "truth.json").read_text())["value"]
+        out[inst] = {"score": 1 - abs(json.loads(pred.read_text())["value"] - truth), "rmse": float("nan")}
+    return out
+'''
+
+
+def _naturebench(root: Path) -> Path:
+    perf = [{"dataset_name": n, "metrics": [{"name": "score", "is_primary": True, "metric_direction": d,
+                                             "sota_score": [{"value": v, "method": "paper"}]}]}
+            for n, d, v in (("cells", "higher_is_better", "0.85 ± 0.01"), ("proteins", "lower_is_better", "<0.3"),
+                            ("zero", "higher_is_better", "0"))]
+    return write_files(root, {
+        "problem/README.md": "# Predict the value\n\n## Output Format\nWrite output/<instance>/pred.json.\n",
+        "problem/data_description.md": "One number per instance.\n",
+        "problem/data/cells/x.csv": "a\n1\n",
+        "evaluation/evaluator.py": NB_EVALUATOR,
+        "evaluation/ground_truth/cells/truth.json": '{"value": 0.9}',
+        "evaluation/ground_truth/proteins/truth.json": '{"value": 0.5}',
+        "evaluation/ground_truth/zero/truth.json": '{"value": 0.0}',
+        "environment/Dockerfile.v3": "FROM python:3.11\n",
+        "metadata.json": json.dumps({"task_id": "nb-toy", "performance_entries": perf,
+                                     "domain_metadata": {"domain": "Cellular omics", "subdomain": "single cell"},
+                                     "compute_resource_requirements": {"gpu": "RTX 4090"}})})
+
+
+def test_a_naturebench_package_imports_as_a_sota_task_that_scores_end_to_end(tmp_path):
+    rep = import_task("naturebench", _naturebench(tmp_path / "nb"), tmp_path / "t")
+    assert check_task(tmp_path / "t").ok, check_task(tmp_path / "t").errors
+    dropped = "\n".join(rep.not_carried)
+    assert "instance zero: SOTA is 0" in dropped and "GPU" in dropped
+    task = load_task(tmp_path / "t")
+    assert task.scoring == "sota" and task.config.replay.outputs == ["output"]
+    assert task.config.metadata.field == "single cell" and task.config.environment.gpus == 1
+    assert "$WORKBENCH_ENV/data/" in task.paths.instruction.read_text()
+    spec = json.loads(task.paths.sota.read_text())["instances"]
+    assert set(spec) == {"cells", "proteins"} and spec["proteins"]["direction"] == "lower_is_better"
+    # run it on the host's /usr: a submission predicting 0.9 and 0.45
+    (task.paths.install_sh).unlink()
+    task = load_task(tmp_path / "t")
+    sub = write_files(tmp_path / "sub", {"reproduce.sh": "mkdir -p output/cells output/proteins\n"
+                                         "echo '{\"value\": 0.9}' > output/cells/pred.json\n"
+                                         "echo '{\"value\": 0.45}' > output/proteins/pred.json\n"})
+    replay(task, sub, tmp_path / "trial")
+    s = score_trial(task, tmp_path / "trial")
+    cells, proteins = s.sota["instances"]["cells"], s.sota["instances"]["proteins"]
+    assert cells["value"] == pytest.approx(1.0) and cells["g"] == pytest.approx((1.0 - 0.85) / 0.85)
+    # "lower is better" against "<0.3": the evaluator's score 0.95 is far worse than 0.3
+    assert proteins["g"] == pytest.approx(-(0.95 - 0.3) / 0.3)
+    assert s.sota["band"] == "below"
+
+
+def test_bad_input_is_refused_and_leaves_nothing_behind(tmp_path):
+    with pytest.raises(WorkbenchError, match="unknown source"):
+        import_task("kaggle", tmp_path, tmp_path / "x")
+    with pytest.raises(WorkbenchError, match="not found"):
+        import_task("harbor", tmp_path / "nope", tmp_path / "x")
+    nb = _naturebench(tmp_path / "nb")
+    (nb / "evaluation" / "evaluator.py").unlink()
+    with pytest.raises(WorkbenchError, match="evaluator.py"):
+        import_task("naturebench", nb, tmp_path / "half")
+    assert not (tmp_path / "half").exists()
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "keep.txt").write_text("mine")
+    out = run_cli("task", "import", "--from", "harbor", str(nb), str(tmp_path / "full"))
+    assert out.returncode != 0 and "--force" in out.stderr + out.stdout
+    assert (tmp_path / "full" / "keep.txt").read_text() == "mine"

@@ -1,0 +1,116 @@
+"""Importers: other benchmarks' task formats into workbench task packages.
+
+One registry (``IMPORTERS``, source name → function). An importer writes a task package at ``dest``
+and returns an :class:`ImportReport` saying what was carried over and, item by item, what was not
+(with why); nothing is dropped silently. The report is also written to ``dest/IMPORT.md`` so whoever
+finishes the package knows what is left to do. The formats are summarised in
+``../shared/notes/external-formats.md``.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ...errors import WorkbenchError
+
+
+@dataclass
+class ImportReport:
+    source: str
+    src: Path
+    dest: Path
+    carried: list[str] = field(default_factory=list)
+    not_carried: list[str] = field(default_factory=list)
+
+    def carry(self, what: str) -> None:
+        self.carried.append(what)
+
+    def drop(self, what: str) -> None:
+        self.not_carried.append(what)
+
+    def markdown(self) -> str:
+        lines = [f"# Imported from {self.source}", "", f"Source: `{self.src}`", "", "## Carried over", ""]
+        lines += [f"- {c}" for c in self.carried] or ["- (nothing)"]
+        lines += ["", "## Not carried over (to do by hand)", ""]
+        lines += [f"- {d}" for d in self.not_carried] or ["- (nothing)"]
+        return "\n".join(lines) + "\n"
+
+
+def prepare_dest(dest: Path, force: bool = False) -> None:
+    if dest.exists() and any(dest.iterdir()):
+        if not force:
+            raise WorkbenchError(f"{dest}: exists and is not empty (use --force to replace it)")
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+
+
+def write_toml_task(dest: Path, *, name: str, description: str | None = None, metadata: dict | None = None,
+                    agent_timeout: float | None = None, environment: dict | None = None,
+                    replay_outputs: list[str] | None = None) -> None:
+    """A task.toml in the workbench's schema (values quoted with json, which TOML strings accept)."""
+    import json
+
+    def table(title: str, values: dict) -> list[str]:
+        rows = [f"{k} = {json.dumps(v)}" for k, v in values.items() if v is not None]
+        return [f"[{title}]", *rows, ""] if rows else []
+
+    lines = ['schema_version = "1.1"', ""]
+    lines += table("task", {"name": name, "version": "1.0", "description": description})
+    lines += table("metadata", metadata or {})
+    lines += table("agent", {"timeout_sec": agent_timeout})
+    lines += table("environment", environment or {})
+    lines += table("replay", {"outputs": replay_outputs or ["results"]})
+    (dest / "task.toml").write_text("\n".join(lines), encoding="utf-8")
+
+
+GENERIC_INSTALL = """#!/usr/bin/env bash
+# Generic environment written by `workbench task import`: a venv from Debian's /usr/bin/python3 with
+# numpy, scipy and pandas. Add the task's own pinned dependencies before validating it.
+set -euo pipefail
+: "${WORKBENCH_ENV:?WORKBENCH_ENV must name the directory to install into}"
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+/usr/bin/python3 -m venv "$WORKBENCH_ENV"
+"$WORKBENCH_ENV/bin/pip" install --quiet --no-cache-dir --disable-pip-version-check numpy scipy pandas
+if [ -d "$here/data" ]; then cp -a "$here/data" "$WORKBENCH_ENV/data"; fi  # public task data, read-only in sandboxes
+"""
+
+
+def write_generic_install(dest: Path, rep: ImportReport) -> None:
+    sh = dest / "environment" / "install.sh"
+    sh.parent.mkdir(parents=True, exist_ok=True)
+    sh.write_text(GENERIC_INSTALL, encoding="utf-8")
+    sh.chmod(0o755)
+    rep.drop("environment/install.sh is generic (python, numpy, scipy, pandas, unpinned): add and pin the task's "
+             "dependencies")
+
+
+from . import harbor, naturebench, paperbench  # noqa: E402
+
+IMPORTERS: dict[str, Callable[[Path, Path], ImportReport]] = {
+    "paperbench": paperbench.import_paperbench,
+    "paperbenchx": harbor.import_paperbenchx,
+    "harbor": harbor.import_harbor,
+    "naturebench": naturebench.import_naturebench,
+}
+
+
+def import_task(source: str, src: Path | str, dest: Path | str, *, force: bool = False) -> ImportReport:
+    if source not in IMPORTERS:
+        raise WorkbenchError(f"unknown source {source!r}; known: {', '.join(IMPORTERS)}")
+    src, dest = Path(src), Path(dest)
+    if not src.exists():
+        raise WorkbenchError(f"{src}: not found")
+    prepare_dest(dest, force)
+    try:
+        report = IMPORTERS[source](src, dest)
+    except Exception:
+        shutil.rmtree(dest, ignore_errors=True)  # never leave a half-imported package behind
+        raise
+    (dest / "IMPORT.md").write_text(report.markdown(), encoding="utf-8")
+    return report
+
+
+__all__ = ["IMPORTERS", "ImportReport", "import_task"]
