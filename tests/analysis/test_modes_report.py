@@ -1,0 +1,50 @@
+"""The bundled sota and qa tasks through a real batch, and their metrics in the analysis report."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from tests.conftest import REPO
+from workbench.analysis.report import build_report
+from workbench.batch import run_batch
+from workbench.env import install_env
+from workbench.task import load_task
+
+MATRIX = """
+tasks = ["{sota}", "{qa}"]
+attempts = 1
+[[agents]]
+name = "oracle"
+agent = "oracle"
+[[agents]]
+name = "nop"
+agent = "nop"
+"""
+
+
+@pytest.mark.slow
+def test_sota_and_qa_metrics_reach_the_report(tmp_path):
+    sota, qa = REPO / "tasks" / "wdbc-diagnosis", REPO / "tasks" / "pbmc-questions"
+    for t in (sota, qa):
+        install_env(load_task(t))
+    matrix = tmp_path / "matrix.toml"
+    matrix.write_text(MATRIX.format(sota=sota, qa=qa))
+    run_batch(matrix, tmp_path / "runs" / "modes", workers=2, engine="inline", progress=False)
+    scores = {p.parent.name: json.loads(p.read_text())
+              for p in (tmp_path / "runs" / "modes").glob("trials/*/scores.json")}
+    oracle_sota = scores["wdbc-diagnosis__oracle__1"]["sota"]
+    assert oracle_sota["band"] == "reproduce" and oracle_sota["g"] == pytest.approx(-0.0032, abs=1e-3)
+    assert scores["wdbc-diagnosis__nop__1"]["sota"]["g"] == -1.0
+    assert scores["pbmc-questions__oracle__1"]["qa"]["mcq_accuracy"] == 1.0
+    assert scores["pbmc-questions__oracle__1"]["qa"]["oeq_mean"] == 5.0
+
+    html = build_report(tmp_path / "runs", tmp_path / "modes.html", static=True).read_text()
+    text = re.sub(r"<[^>]+>", " ", html)
+    assert "reproduce_rate" in text or "reproduce rate" in text
+    sota_row = re.search(r"oracle\s+1\s+0\.0+\s+0\.0+\s+0\.0+\s+100\.0+\s+-0\.003\d", text)
+    assert sota_row, "the sota table's oracle row: 1 outcome, reproduce rate 100 %, mean g -0.003"
+    assert re.search(r"oracle\s+1\s+5(\.0+)?\s+100(\.0+)?", text), "the qa table's oracle row: OEQ 5, MCQ 100 %"
+    assert re.search(r"nop\s+1\s+1(\.0+)?\s+0(\.0+)?", text), "the qa table's nop row: OEQ 1, MCQ 0 %"
