@@ -72,7 +72,8 @@ def test_provenance_records_what_a_reviewer_needs(mini_task, submission, tmp_pat
     assert set(prov.source_hashes_before) == {"reproduce.sh", "src/a.py"}
     assert prov.source_hashes_before == prov.source_hashes_after
     assert prov.limits == {"timeout_sec": 60.0, "memory_mb": 1024, "cpus": 1, "max_processes": 256,
-                           "max_open_files": 4096, "max_file_mb": 2048}
+                           "max_open_files": 4096, "max_file_mb": 2048, "max_storage_mb": 4096, "max_files": 100_000,
+                           "max_log_mb": 64}
     assert prov.environment["kind"] == "host" and len(prov.environment["digest"]) == 64
     assert prov.wall_sec > 0
 

@@ -59,6 +59,8 @@ class Provenance(BaseModel):
     sources_changed: list[str]
     sources_digest: str
     stray_files: list[str] = Field(default_factory=list)
+    limit_exceeded: str | None = None  # the storage or file-count limit that stopped the replay
+    log_bytes_dropped: dict[str, int] = Field(default_factory=dict)  # output beyond the log cap
     leftover_processes_killed: int = 0
     queued_sec: float = 0.0
     cores: list[int] = Field(default_factory=list)
@@ -94,7 +96,7 @@ def _stage_evidence(delivered: Path, work: Path, outputs: list[str], dest: Path)
     for root in outputs:
         src = work / root
         if src.is_dir() and not src.is_symlink():
-            copy_tree(src, dest / root)
+            copy_tree(src, dest / root, dirs_exist_ok=True)
 
 
 def limits_for(task: Task, timeout: float | None = None) -> Limits:
@@ -106,6 +108,9 @@ def limits_for(task: Task, timeout: float | None = None) -> Limits:
         max_processes=r.max_processes,
         max_open_files=r.max_open_files,
         max_file_mb=r.max_file_mb,
+        max_storage_mb=e.storage_mb or r.max_storage_mb,
+        max_files=r.max_files,
+        max_log_mb=r.max_log_mb,
     )
 
 
@@ -177,7 +182,9 @@ def replay(task: Task, submission: Path, trial_dir: Path, *, timeout: float | No
         after = tree_hashes(work, exclude_top=outputs)
         changed = sorted(k for k in before if before[k] != after.get(k))
         stray = sorted(k for k in after if k not in before)
-        if result.timed_out:
+        if result.limit_exceeded:
+            reasons.append(result.limit_exceeded)
+        elif result.timed_out:
             reasons.append(f"timed out after {limits.timeout_sec:.0f} s")
         elif result.exit_code not in (0, None):
             reasons.append(f"reproduce.sh exited with code {result.exit_code}"
@@ -187,7 +194,11 @@ def replay(task: Task, submission: Path, trial_dir: Path, *, timeout: float | No
 
         ev_stage = staging / "evidence"
         ev_stage.mkdir()
-        _stage_evidence(submission, work, outputs, ev_stage / "submission")
+        # a replay killed for flooding the disk leaves its outputs behind: freezing them would copy the flood
+        frozen_outputs = [] if result.limit_exceeded else outputs
+        if result.limit_exceeded:
+            reasons.append("its outputs were not frozen as evidence")
+        _stage_evidence(submission, work, frozen_outputs, ev_stage / "submission")
         (ev_stage / "replay").mkdir()
         shutil.copy2(tp.stdout_log, ev_stage / "replay" / "stdout.log")
         shutil.copy2(tp.stderr_log, ev_stage / "replay" / "stderr.log")
@@ -215,6 +226,8 @@ def replay(task: Task, submission: Path, trial_dir: Path, *, timeout: float | No
             sources_digest=digest_of(before),
             stray_files=stray[:1000],
             leftover_processes_killed=result.leftover_processes_killed,
+            limit_exceeded=result.limit_exceeded,
+            log_bytes_dropped=result.log_bytes_dropped,
             queued_sec=result.queued_sec,
             cores=result.cores,
             logs={"stdout": "replay/stdout.log", "stderr": "replay/stderr.log"},

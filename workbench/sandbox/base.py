@@ -27,6 +27,9 @@ class Limits:
     max_processes: int = 512
     max_open_files: int = 4096
     max_file_mb: int = 2048
+    max_storage_mb: int = 4096  # everything written into the writable mounts together
+    max_files: int = 100_000  # files and directories in the writable mounts
+    max_log_mb: int = 64  # per stdout / stderr log; output beyond it is dropped and counted
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -58,6 +61,8 @@ class SandboxResult:
     leftover_processes_killed: int = 0
     queued_sec: float = 0.0  # waiting for free cores; not part of wall_sec or the time limit
     cores: list[int] = field(default_factory=list)
+    limit_exceeded: str | None = None  # why the backend killed the command (storage, file count), if it did
+    log_bytes_dropped: dict[str, int] = field(default_factory=dict)
 
 
 class Sandbox(Protocol):

@@ -7,10 +7,13 @@ to a fresh, otherwise unused host uid (``setpriv``) before starting bwrap: file 
 process limit then apply, and every process with that uid is ours to kill afterwards.
 
 Limits: address space (RLIMIT_AS = memory_mb), processes (RLIMIT_NPROC), open files, file size
-(RLIMIT_FSIZE, which also bounds the stdout/stderr logs), CPU affinity to ``cpus`` cores, and a wall
-clock enforced here; ``cpus`` cores are reserved exclusively (see :mod:`.cpus`) and the sandbox is
-pinned to them. ``--die-with-parent`` with a pid namespace makes the kernel kill every descendant when
-bwrap dies.
+(RLIMIT_FSIZE), CPU affinity to ``cpus`` cores, and, enforced here, a wall clock, the total size and
+file count of the writable mounts, and capped stdout/stderr logs (:mod:`.watch`). Everything else is
+read-only or size-bounded: the root and /dev are remounted read-only, /tmp and /dev/shm are tmpfs
+of bounded size (they live in RAM), and nested user namespaces are disabled (``--disable-userns``),
+so no process inside can gain capabilities to remount or bind anything. ``cpus`` cores are reserved
+exclusively (see :mod:`.cpus`) and the sandbox is pinned to them. ``--die-with-parent`` with a pid
+namespace makes the kernel kill every descendant when bwrap dies.
 """
 
 from __future__ import annotations
@@ -22,12 +25,14 @@ import shutil
 import signal
 import stat
 import subprocess
+import threading
 import time
 from pathlib import Path
 
 from ..errors import WorkbenchError
 from .base import Limits, SandboxResult, SandboxSetupError, SandboxSpec
 from .cpus import reserve_cpus
+from .watch import MB, DiskWatch, drain
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +41,7 @@ UID_BASE = 2_000_000
 UID_SPAN = 1_000_000
 INNER_UID = 1000
 KILL_GRACE_SEC = 2.0
+POLL_SEC = 0.2
 
 
 def _merged_usr_links() -> list[str]:
@@ -64,6 +70,11 @@ def _prlimit_args(limits: Limits) -> list[str]:
         "--core=0",
         "--",
     ]
+
+
+def tmp_bytes(limits: Limits) -> int:
+    """/tmp is RAM: bounded by the memory budget (and the storage limit, if smaller)."""
+    return min(limits.memory_mb, limits.max_storage_mb) * 1024 * 1024
 
 
 def unreachable(path: Path, writable: bool = False) -> str | None:
@@ -137,17 +148,19 @@ class BwrapSandbox:
             cmd += ["taskset", "-c", ",".join(map(str, cores))]
         cmd += [
             "bwrap",
-            "--unshare-all", "--unshare-user", "--uid", str(INNER_UID), "--gid", str(INNER_UID),
+            "--unshare-all", "--unshare-user", "--disable-userns",
+            "--uid", str(INNER_UID), "--gid", str(INNER_UID),
             *(["--share-net"] if spec.network == "host" else []),
             "--hostname", "sandbox", "--cap-drop", "ALL",
             "--die-with-parent", "--new-session", "--clearenv",
             "--ro-bind", "/usr", "/usr", *_merged_usr_links(),
             "--ro-bind", "/etc", "/etc",
-            "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--dir", "/home",
+            "--dev", "/dev", "--size", str(tmp_bytes(spec.limits) // 4), "--tmpfs", "/dev/shm",
+            "--proc", "/proc", "--size", str(tmp_bytes(spec.limits)), "--tmpfs", "/tmp", "--dir", "/home",
         ]
         for m in spec.mounts:
             cmd += ["--bind" if m.writable else "--ro-bind", str(m.source), m.target]
-        cmd += ["--chdir", spec.workdir]
+        cmd += ["--remount-ro", "/dev", "--remount-ro", "/", "--chdir", spec.workdir]
         for k, v in spec.env.items():
             cmd += ["--setenv", k, v]
         if started_fd is not None:
@@ -187,35 +200,56 @@ class BwrapSandbox:
         started_r, started_w = os.pipe()
         cmd = self.command(argv, spec, started_fd=started_w, cores=cores)
         log.debug("sandbox command: %s", cmd)
+        lim = spec.limits
+        watch = DiskWatch([m.source for m in spec.mounts if m.writable], lim.max_storage_mb, lim.max_files)
         start = time.monotonic()
-        timed_out = False
-        with open(stdout, "wb") as out, open(stderr, "wb") as err:
+        timed_out, exceeded = False, None
+        try:
+            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                                    pass_fds=(started_w,))
+        finally:
+            os.close(started_w)
+        dropped: dict[str, int] = {}
+        def pump(name: str, pipe, path: Path) -> None:
+            dropped[name] = drain(pipe, path, lim.max_log_mb * MB)
+
+        drains = [threading.Thread(target=pump, args=a, daemon=True, name=f"sandbox-{a[0]}")
+                  for a in (("stdout", proc.stdout, stdout), ("stderr", proc.stderr, stderr))]
+        for t in drains:
+            t.start()
+        if stdin is not None:
             try:
-                proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
-                                        stdout=out, stderr=err, start_new_session=True, pass_fds=(started_w,))
-            finally:
-                os.close(started_w)
-            if stdin is not None:
+                proc.stdin.write(stdin)
+                proc.stdin.close()
+            except BrokenPipeError:
+                pass
+        deadline = start + lim.timeout_sec
+        try:
+            while True:
                 try:
-                    proc.stdin.write(stdin)
-                    proc.stdin.close()
-                except BrokenPipeError:
+                    proc.wait(timeout=max(0.0, min(POLL_SEC, deadline - time.monotonic())))
+                    break
+                except subprocess.TimeoutExpired:
                     pass
-            try:
-                proc.wait(timeout=spec.limits.timeout_sec)
-            except subprocess.TimeoutExpired:
-                timed_out = True
+                if time.monotonic() >= deadline:
+                    timed_out = True
+                elif (exceeded := watch.check()) is None:
+                    continue
                 _killpg(proc.pid)
                 try:
                     proc.wait(timeout=KILL_GRACE_SEC * 5)
                 except subprocess.TimeoutExpired:
                     log.error("sandbox process %s survived SIGKILL", proc.pid)
-            except BaseException:
-                _killpg(proc.pid)
-                proc.wait()
-                raise
-            finally:
-                leftovers = kill_uid(self.uid) if self.as_root else 0
+                break
+        except BaseException:
+            _killpg(proc.pid)
+            proc.wait()
+            raise
+        finally:
+            leftovers = kill_uid(self.uid) if self.as_root else 0
+            for t in drains:  # the pipes close once every process holding them is gone
+                t.join(timeout=KILL_GRACE_SEC * 5)
         wall = time.monotonic() - start
         with os.fdopen(started_r, "rb") as fh:
             started = fh.read() == b"started"  # written by the first process inside the sandbox
@@ -230,6 +264,8 @@ class BwrapSandbox:
             signal=-rc if rc is not None and rc < 0 else None,
             backend=self.name,
             leftover_processes_killed=leftovers,
+            limit_exceeded=exceeded,
+            log_bytes_dropped={k: v for k, v in dropped.items() if v},
         )
 
 

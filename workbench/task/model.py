@@ -63,6 +63,9 @@ class ReplaySection(BaseModel):
     max_processes: PositiveInt = 512
     max_open_files: PositiveInt = 4096
     max_file_mb: PositiveInt = 2048
+    max_storage_mb: PositiveInt = 4096  # used when [environment] storage_mb is not set
+    max_files: PositiveInt = 100_000
+    max_log_mb: PositiveInt = 64
 
     @field_validator("outputs")
     @classmethod
