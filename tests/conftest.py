@@ -99,6 +99,25 @@ def host_http():
     srv.shutdown()
 
 
+# --- the security summary: attacks tried and attacks that succeeded (a failed attack test) -------------
+
+_ATTACKS = {"tried": 0, "succeeded": []}
+
+
+def pytest_runtest_logreport(report):
+    if report.when == "call" and "attack" in report.keywords:
+        _ATTACKS["tried"] += 1
+        if report.failed:
+            _ATTACKS["succeeded"].append(report.nodeid)
+
+
+def pytest_terminal_summary(terminalreporter):
+    if _ATTACKS["tried"]:
+        terminalreporter.write_line(f"security: {_ATTACKS['tried']} attacks tried, "
+                                    f"{len(_ATTACKS['succeeded'])} succeeded"
+                                    + "".join(f"\n  succeeded: {n}" for n in _ATTACKS["succeeded"]))
+
+
 @pytest.fixture
 def mini_task(tmp_path):
     from workbench.task import load_task

@@ -42,6 +42,7 @@ UID_SPAN = 1_000_000
 INNER_UID = 1000
 KILL_GRACE_SEC = 2.0
 POLL_SEC = 0.2
+LAUNCH_ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8"}
 
 
 def _merged_usr_links() -> list[str]:
@@ -205,9 +206,11 @@ class BwrapSandbox:
         start = time.monotonic()
         timed_out, exceeded = False, None
         try:
+            # a minimal environment for the launcher chain: bwrap's own /proc/1/environ is readable from
+            # inside, and --clearenv only clears what the command gets (credentials would leak otherwise)
             proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-                                    pass_fds=(started_w,))
+                                    pass_fds=(started_w,), env=LAUNCH_ENV)
         finally:
             os.close(started_w)
         dropped: dict[str, int] = {}
