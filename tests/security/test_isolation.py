@@ -76,7 +76,7 @@ def test_symlinks_pointing_outside(attack, task, tmp_path):
         with pytest.raises(MissingEvidence):
             ev.read_bytes(rel, 100)
     m1 = next(lf for lf in out.scores.leaves if lf.id == "m1")
-    assert m1.score == 0.0 and "outside the evidence" in m1.rationale + str(m1.status) or m1.status == "missing_evidence"
+    assert m1.score == 0.0 and m1.status == "missing_evidence"  # results/value.json -> /etc/shadow is no file
 
 
 def test_hard_links_to_host_files(attack, tmp_path):
