@@ -21,6 +21,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy.exc import SQLAlchemyError
+
 from . import __version__
 from .errors import WorkbenchError
 from .executors import EXECUTORS, get_executor
@@ -197,7 +199,10 @@ def run_batch(matrix_path: Path, out: Path, *, executor: str = "local", workers:
                 if not isinstance(res, dict):
                     log.error("trial %s: worker failed: %s", job.trial_id, res)
                 counts[status] += 1
-                store.upsert_trial(run.trial(job.trial_id).root)
+                try:
+                    store.upsert_trial(run.trial(job.trial_id).root)
+                except SQLAlchemyError as exc:  # the index is derived: the trial directory stands, resume rebuilds
+                    log.warning("results index not updated for %s: %s", job.trial_id, exc.__cause__ or exc)
                 bar.update(1)
                 bar.set_postfix({k: v for k, v in sorted(counts.items()) if v})
         except KeyboardInterrupt:

@@ -21,9 +21,15 @@ class ValidationProblem(WorkbenchError):
 
 def pydantic_problems(file: str, exc) -> list[str]:
     """Turn a pydantic ValidationError into `file: field.path: message` lines."""
+    import json
+    import re
+
+    def part(p) -> str:  # a key that could be mistaken for punctuation is quoted
+        return str(p) if re.fullmatch(r"[A-Za-z0-9_\-]+", str(p)) else json.dumps(str(p))
+
     out = []
     for err in exc.errors():
-        loc = ".".join(str(p) for p in err.get("loc", ())) or "<root>"
+        loc = ".".join(part(p) for p in err.get("loc", ())) or "<root>"
         msg = err.get("msg", "invalid")
         out.append(f"{file}: {loc}: {msg}")
     return out

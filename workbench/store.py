@@ -28,7 +28,9 @@ from sqlalchemy import (
     inspect,
     select,
 )
+from sqlalchemy.exc import OperationalError
 
+from .errors import WorkbenchError
 from .paths import RunPaths, TrialPaths
 from .rubric.phases import PHASES
 from .scoring.results import AWAITING
@@ -183,8 +185,12 @@ class Store:
     def __init__(self, url: str):
         self.url = _with_driver(url)
         self.engine = create_engine(self.url)
-        self._migrate_index()
-        metadata.create_all(self.engine)
+        try:
+            self._migrate_index()
+            metadata.create_all(self.engine)
+        except OperationalError as exc:  # a full disk, a read-only file, an unreachable server: say which
+            raise WorkbenchError(f"results index {self.engine.url.render_as_string(hide_password=True)}: "
+                                 f"{exc.orig}") from None
 
     def _migrate_index(self) -> None:
         """Drop the derived index tables when they were made by another schema version (they are rebuilt)."""
