@@ -48,6 +48,7 @@ class Job:
     out: str
     engine: str
     timeout: float | None
+    sandbox: str
     fallbacks: dict[str, dict[str, Any]]
     judge: dict[str, Any] | None = None
 
@@ -61,7 +62,8 @@ def run_job(job: Job) -> dict[str, Any]:
     fallbacks = {k: AgentConfig(**v) for k, v in job.fallbacks.items()}
     try:
         rec = run_trial(load_task(job.task_dir), AgentConfig(**job.config), Path(job.out), attempt=job.attempt,
-                        engine=job.engine, timeout=job.timeout, fallbacks=fallbacks, judge=job.judge)
+                        engine=job.engine, timeout=job.timeout, sandbox=job.sandbox, fallbacks=fallbacks,
+                        judge=job.judge)
         return rec.model_dump()
     except Exception as exc:
         rec = read_trial(RunPaths(Path(job.out)).trial(job.trial_id))
@@ -139,7 +141,7 @@ def exclusive_batch(run: RunPaths) -> Iterator[None]:
 
 # --- planning and running ----------------------------------------------------------------------
 
-def plan(matrix: Matrix, task_dirs: list[Path], out: Path, engine: str) -> list[Job]:
+def plan(matrix: Matrix, task_dirs: list[Path], out: Path, engine: str, sandbox: str | None = None) -> list[Job]:
     fallbacks = {a.name: a.model_dump() for a in matrix.agents}
     judge = {"model": matrix.judge_model} if matrix.judge_model else None
     jobs = []
@@ -147,7 +149,8 @@ def plan(matrix: Matrix, task_dirs: list[Path], out: Path, engine: str) -> list[
         for cfg in matrix.agents:
             fb = {cfg.fallback: fallbacks[cfg.fallback]} if cfg.fallback else {}
             for attempt in range(1, matrix.attempts + 1):
-                jobs.append(Job(str(d), cfg.model_dump(), attempt, str(out), engine, matrix.replay_timeout, fb, judge))
+                jobs.append(Job(str(d), cfg.model_dump(), attempt, str(out), engine, matrix.replay_timeout,
+                                sandbox or matrix.sandbox, fb, judge))
     return jobs
 
 
@@ -163,7 +166,7 @@ def pending(jobs: list[Job], run: RunPaths, rerun_status: tuple[str, ...]) -> li
 
 def run_batch(matrix_path: Path, out: Path, *, executor: str = "local", workers: int = 2,
               scheduler: str | None = None, resume: bool = False, rerun_status: tuple[str, ...] = (),
-              engine: str | None = None, progress: bool = True) -> BatchResult:
+              engine: str | None = None, progress: bool = True, sandbox: str | None = None) -> BatchResult:
     from tqdm import tqdm
 
     if executor not in EXECUTORS:
@@ -178,7 +181,7 @@ def run_batch(matrix_path: Path, out: Path, *, executor: str = "local", workers:
     run = RunPaths(Path(out).resolve())
     with exclusive_batch(run):
         lock_batch(run, matrix, tasks, resume)
-        jobs = plan(matrix, task_dirs, run.root, engine or matrix.engine)
+        jobs = plan(matrix, task_dirs, run.root, engine or matrix.engine, sandbox)
         todo = pending(jobs, run, rerun_status)
         store = Store.for_run(run.root)
         store.rebuild(run.root)  # the index starts from what is on disk, whatever happened before

@@ -203,6 +203,7 @@ def replay_cmd(
     submission: Path = typer.Option(..., "--submission", help="The package to replay (with reproduce.sh)."),
     out: Path = typer.Option(..., "--out", help="Trial directory to write replay/ and evidence/ into."),
     timeout: float | None = typer.Option(None, "--timeout", help="Override the task's replay time limit (s)."),
+    sandbox: str = typer.Option("bwrap", "--sandbox", help="bwrap (local) or docker (needs an engine)."),
 ):
     """Clean replay of a submission: fresh sandbox, no network, evidence frozen read-only."""
     from .replay import replay
@@ -210,7 +211,7 @@ def replay_cmd(
 
     if not submission.is_dir():
         raise WorkbenchError(f"{submission}: not a directory")
-    prov = replay(load_task(task_dir), submission, out, timeout=timeout)
+    prov = replay(load_task(task_dir), submission, out, timeout=timeout, sandbox=sandbox)
     typer.echo(f"replay {prov.status}: exit {prov.exit_code}, {prov.wall_sec:.1f} s"
                + (f" ({'; '.join(prov.failure_reasons)})" if prov.failure_reasons else ""))
     typer.echo(f"provenance: {out / 'replay' / 'provenance.json'}")
@@ -293,6 +294,7 @@ def run_cmd(
     attempt: int = typer.Option(1, "--attempt", min=1),
     engine: str = typer.Option("papermill", "--engine", help="papermill (notebooks kept) or inline."),
     timeout: float | None = typer.Option(None, "--timeout", help="Override the replay time limit (s)."),
+    sandbox: str = typer.Option("bwrap", "--sandbox", help="bwrap (local) or docker (needs an engine)."),
 ):
     """One trial end to end: agent session -> clean replay -> scoring -> review queue."""
     from .matrix import AgentConfig
@@ -307,7 +309,7 @@ def run_cmd(
     run = RunPaths(out)
     lock_single_run(run, task, config)
     judge = _judge(judge_model)
-    record = run_trial(task, config, out, attempt=attempt, engine=engine, timeout=timeout,
+    record = run_trial(task, config, out, attempt=attempt, engine=engine, timeout=timeout, sandbox=sandbox,
                        judge=judge.public() if judge else None)
     tp = run.trial(record.id)
     typer.echo(f"trial: {tp.root}")
@@ -367,6 +369,7 @@ def batch_cmd(
     rerun_status: list[str] = typer.Option([], "--rerun-status",
                                            help="With --resume, also re-run trials in this status (infra_error)."),
     engine: str | None = typer.Option(None, "--engine", help="papermill or inline (default: the matrix's)."),
+    sandbox: str | None = typer.Option(None, "--sandbox", help="bwrap or docker (default: the matrix's)."),
 ):
     """Run every (task, configuration, attempt) of a matrix; resumable, each outcome exactly once.
 
@@ -374,7 +377,7 @@ def batch_cmd(
     from .batch import run_batch, summary_rows
 
     res = run_batch(matrix, out, executor=executor, workers=workers, scheduler=scheduler, resume=resume,
-                    rerun_status=tuple(rerun_status), engine=engine)
+                    rerun_status=tuple(rerun_status), engine=engine, sandbox=sandbox)
     counts = ", ".join(f"{k} {v}" for k, v in sorted(res.counts.items()) if v)
     typer.echo(f"{res.total} trials ({counts})" + (f" on {res.executor}" if res.executor else ""))
     typer.echo(f"\n{'config':<20}{'trials':>7}{'complete':>9}{'infra':>7}{'mean R':>9}{'full':>6}")

@@ -81,6 +81,7 @@ class Matrix(BaseModel):
     agents: list[AgentConfig] = Field(min_length=1)
     engine: Literal["papermill", "inline"] = "papermill"
     replay_timeout: float | None = Field(default=None, gt=0)
+    sandbox: Literal["bwrap", "docker"] = "bwrap"
     judge_model: str | None = Field(default=None, description="LLM judge for judge leaves (else pending review)")
 
     @model_validator(mode="after")

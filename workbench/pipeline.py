@@ -169,8 +169,8 @@ class _Runner:
         return out
 
 
-def _session_params(p: dict[str, Any], cfg: AgentConfig) -> dict[str, Any]:
-    return {**p, "config": cfg.model_dump()}
+def _session_params(p: dict[str, Any], cfg: AgentConfig, sandbox: str) -> dict[str, Any]:
+    return {**p, "config": cfg.model_dump(), "sandbox": sandbox}
 
 
 def run_trial(task: Task, config: AgentConfig, out: Path, *, attempt: int = 1, engine: str = "papermill",
@@ -198,7 +198,7 @@ def _run_locked(task, config, run, tid, attempt, engine, timeout, sandbox, fallb
     r = _Runner(record, tp, engine)
     p = {"task_dir": str(task.root), "trial_dir": str(tp.root)}
 
-    delivery = r.stage("session", "session", _session_params(p, config))
+    delivery = r.stage("session", "session", _session_params(p, config, sandbox))
     refused = delivery["agent_status"] == "refused"
     if refused and config.fallback:
         fb = fallbacks.get(config.fallback)
@@ -206,7 +206,7 @@ def _run_locked(task, config, run, tid, attempt, engine, timeout, sandbox, fallb
             raise WorkbenchError(f"configuration {config.name}: fallback {config.fallback!r} is not defined")
         shutil.move(tp.session, tp.root / "session.refused")
         record.fallback = {"refused_by": config.name, "used": fb.name}
-        delivery = r.stage("fallback_session", "session", _session_params(p, fb))
+        delivery = r.stage("fallback_session", "session", _session_params(p, fb, sandbox))
     prov = r.stage("replay", "replay", {**p, "timeout": timeout, "sandbox": sandbox})
     scores = r.stage("score", "score", {**p, "judge": judge})
     queue = r.stage("review", "review", p)

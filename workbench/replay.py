@@ -114,7 +114,8 @@ def limits_for(task: Task, timeout: float | None = None) -> Limits:
     )
 
 
-def sandbox_env(env_dir: str | None, cpus: int) -> dict[str, str]:
+def sandbox_env(env_dir: str | None, cpus: int, keep_path: bool = False) -> dict[str, str]:
+    """The replay's environment variables; ``keep_path`` leaves PATH to the image (container backends)."""
     path = "/usr/local/bin:/usr/bin:/bin"
     env = {
         "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
@@ -125,7 +126,8 @@ def sandbox_env(env_dir: str | None, cpus: int) -> dict[str, str]:
     if env_dir:
         env["VIRTUAL_ENV"] = env["WORKBENCH_ENV"] = env_dir
         path = f"{env_dir}/bin:{path}"
-    env["PATH"] = path
+    if not keep_path:
+        env["PATH"] = path
     return env
 
 
@@ -134,8 +136,15 @@ def replay(task: Task, submission: Path, trial_dir: Path, *, timeout: float | No
     """Replay ``submission`` for ``task`` into ``trial_dir`` (replay/ and evidence/)."""
     tp = TrialPaths(Path(trial_dir))
     submission = Path(submission)
-    env = env_info(task)  # fails early, with a clear message, if the environment is not installed
     box = get_sandbox(sandbox)
+    image = None
+    if box.name == "docker":  # the task's image carries its environment
+        from .sandbox.docker import task_image
+
+        image = task_image(task, box.client)
+        env = {"dir": None, "kind": "docker", "digest": image}
+    else:
+        env = env_info(task)  # fails early, with a clear message, if the environment is not installed
     limits = limits_for(task, timeout)
     outputs = task.config.replay.outputs
     tp.replay.mkdir(parents=True, exist_ok=True)
@@ -162,8 +171,8 @@ def replay(task: Task, submission: Path, trial_dir: Path, *, timeout: float | No
         mounts = [Mount(work, WORKDIR, writable=True)]
         if env["dir"]:
             mounts.append(Mount(Path(env["dir"]), env["dir"], writable=False))
-        spec = SandboxSpec(mounts=mounts, workdir=WORKDIR, limits=limits,
-                           env=sandbox_env(env["dir"], limits.cpus), network="none")
+        spec = SandboxSpec(mounts=mounts, workdir=WORKDIR, limits=limits, image=image,
+                           env=sandbox_env(env["dir"], limits.cpus, keep_path=image is not None), network="none")
         command = ["bash", ENTRY]
         started = _now()
         reasons: list[str] = []

@@ -70,7 +70,8 @@ def wants_scoring_service(task: Task, config: AgentConfig) -> bool:
     return bool(opt) if opt is not None else task.scoring == "sota"
 
 
-def run_session(task: Task, config: AgentConfig | dict[str, Any], trial_dir: Path) -> Delivery:
+def run_session(task: Task, config: AgentConfig | dict[str, Any], trial_dir: Path, sandbox: str = "bwrap"
+                ) -> Delivery:
     config = AgentConfig.model_validate(config)
     tp = TrialPaths(Path(trial_dir))
     agent = get_agent(config.agent, model=config.model, options=config.options)
@@ -85,10 +86,16 @@ def run_session(task: Task, config: AgentConfig | dict[str, Any], trial_dir: Pat
     view = TaskView.of(task)
     budget = budget_for(config, view)
     network = config.network or agent.default_network
-    env = env_info(task)
+    image = None
+    if sandbox == "docker":  # the task's image carries its environment
+        from .sandbox.docker import task_image
+
+        env, image = {"dir": None}, task_image(task)
+    else:
+        env = env_info(task)
     trajectory = Trajectory(tp.trajectory, budget)
     service = None
-    with Workspace(view, tp.submission, env_dir=env["dir"], network=network) as ws:
+    with Workspace(view, tp.submission, env_dir=env["dir"], network=network, sandbox=sandbox, image=image) as ws:
         if wants_scoring_service(task, config):
             from .scoring.service import ScoringService
 

@@ -13,12 +13,12 @@ from typing import Any
 from .paths import TrialPaths
 
 
-def session(task_dir: str, trial_dir: str, config: dict[str, Any]) -> dict[str, Any]:
+def session(task_dir: str, trial_dir: str, config: dict[str, Any], sandbox: str = "bwrap") -> dict[str, Any]:
     """Stage 1: the agent configuration works on the starter submission; returns the delivery record."""
     from .session import run_session
     from .task import load_task
 
-    return run_session(load_task(task_dir), config, Path(trial_dir)).model_dump()
+    return run_session(load_task(task_dir), config, Path(trial_dir), sandbox=sandbox).model_dump()
 
 
 def replay(task_dir: str, trial_dir: str, timeout: float | None = None, sandbox: str = "bwrap") -> dict[str, Any]:

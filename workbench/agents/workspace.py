@@ -43,12 +43,13 @@ class CommandResult:
 
 class Workspace:
     def __init__(self, view: TaskView, submission: Path, *, env_dir: str | None, network: str = "none",
-                 sandbox: str = "bwrap", extra_env: dict[str, str] | None = None):
+                 sandbox: str = "bwrap", extra_env: dict[str, str] | None = None, image: str | None = None):
         self.view = view
         self.target = Path(submission)
         self.env_dir = env_dir
         self.network = network
         self.box = get_sandbox(sandbox)
+        self.image = image
         self.extra_env = dict(extra_env or {})
         scratch = os.environ.get("WORKBENCH_SCRATCH") or None
         self.staging = Path(tempfile.mkdtemp(prefix="workbench-session-", dir=scratch))
@@ -83,9 +84,10 @@ class Workspace:
         if self.env_dir:
             mounts.append(Mount(Path(self.env_dir), self.env_dir, writable=False))
         limits = Limits(timeout_sec=max(1.0, timeout), memory_mb=self.view.memory_mb, cpus=self.view.cpus)
-        env = {**sandbox_env(self.env_dir, self.view.cpus), "WORKBENCH_SESSION": "1", **self.extra_env}
+        env = {**sandbox_env(self.env_dir, self.view.cpus, keep_path=self.image is not None), "WORKBENCH_SESSION": "1",
+               **self.extra_env}
         env.pop("WORKBENCH_REPLAY", None)
-        return SandboxSpec(mounts=mounts, workdir=HOME, limits=limits, env=env, network=self.network)
+        return SandboxSpec(mounts=mounts, workdir=HOME, limits=limits, env=env, network=self.network, image=self.image)
 
     def run(self, command: str, timeout: float, stdin: bytes | None = None, limit: int | None = None
             ) -> CommandResult:

@@ -5,8 +5,9 @@ from __future__ import annotations
 from ..errors import WorkbenchError
 from .base import Limits, Mount, Sandbox, SandboxResult, SandboxSetupError, SandboxSpec
 from .bwrap import BwrapSandbox
+from .docker import DockerSandbox
 
-SANDBOXES: dict[str, type] = {"bwrap": BwrapSandbox}
+SANDBOXES: dict[str, type] = {"bwrap": BwrapSandbox, "docker": DockerSandbox}
 
 
 def get_sandbox(name: str = "bwrap") -> Sandbox:
@@ -17,5 +18,6 @@ def get_sandbox(name: str = "bwrap") -> Sandbox:
     return cls()
 
 
-__all__ = ["SANDBOXES", "BwrapSandbox", "Limits", "Mount", "Sandbox", "SandboxResult", "SandboxSetupError",
+__all__ = ["SANDBOXES", "BwrapSandbox", "DockerSandbox", "Limits", "Mount", "Sandbox", "SandboxResult",
+           "SandboxSetupError",
            "SandboxSpec", "get_sandbox"]

@@ -49,6 +49,7 @@ class SandboxSpec:
     limits: Limits
     env: dict[str, str] = field(default_factory=dict)
     network: str = "none"
+    image: str | None = None  # the task's image, for container backends
 
 
 @dataclass

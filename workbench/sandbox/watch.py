@@ -70,11 +70,11 @@ class DiskWatch:
         return None
 
 
-def drain(pipe, path: Path, cap_bytes: int) -> int:
-    """Copy ``pipe`` to ``path`` up to ``cap_bytes``; returns how many bytes were dropped after the cap."""
+def write_capped(chunks, path: Path, cap_bytes: int) -> int:
+    """Write byte chunks to ``path`` up to ``cap_bytes``; returns how many bytes were dropped after the cap."""
     written = dropped = 0
     with open(path, "wb") as out:
-        while chunk := pipe.read(1 << 16):
+        for chunk in chunks:
             room = cap_bytes - written
             if room > 0:
                 out.write(chunk[:room])
@@ -83,5 +83,12 @@ def drain(pipe, path: Path, cap_bytes: int) -> int:
         if dropped:
             out.write(f"\n[workbench: {dropped} further bytes dropped: the log is capped at "
                       f"{cap_bytes // MB} MB]\n".encode())
-    pipe.close()
     return dropped
+
+
+def drain(pipe, path: Path, cap_bytes: int) -> int:
+    """Copy a pipe to ``path`` up to ``cap_bytes`` (reading on, so the writer never blocks)."""
+    try:
+        return write_capped(iter(lambda: pipe.read(1 << 16), b""), path, cap_bytes)
+    finally:
+        pipe.close()

@@ -1,0 +1,111 @@
+"""The docker sandbox. What it asks the engine for is checked everywhere; behaviour needs an engine
+(marker ``docker``: skipped on machines without one, which includes this project's CI machines)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import write_files, write_task
+from workbench.replay import replay
+from workbench.sandbox import Limits, Mount, SandboxSpec, get_sandbox
+from workbench.sandbox.docker import DockerSandbox, container_options, image_tag
+from workbench.task import load_task
+
+
+def _spec(tmp_path) -> SandboxSpec:
+    limits = Limits(timeout_sec=30, memory_mb=512, cpus=1, max_processes=64, max_open_files=256, max_file_mb=16,
+                    max_storage_mb=64)
+    return SandboxSpec(mounts=[Mount(tmp_path / "work", "/home/submission", writable=True),
+                               Mount(tmp_path / "env", "/opt/env", writable=False)],
+                       workdir="/home/submission", limits=limits, env={"HOME": "/tmp"}, network="none")
+
+
+def test_the_container_gets_the_same_guarantees_as_bwrap(tmp_path):
+    o = container_options(_spec(tmp_path), "workbench/mini:abc")
+    assert o["network_mode"] == "none" and o["cap_drop"] == ["ALL"] and o["security_opt"] == ["no-new-privileges"]
+    assert o["read_only"] is True and o["privileged"] is False and o["user"] == "1000:1000"
+    assert o["mem_limit"] == o["memswap_limit"] == "512m" and o["nano_cpus"] == 1_000_000_000
+    assert o["pids_limit"] == 64
+    assert {u["Name"]: u["Hard"] for u in o["ulimits"]} == {"nofile": 256, "fsize": 16 * 1024 * 1024, "core": 0}
+    assert o["tmpfs"]["/tmp"].startswith("size=64m")  # /tmp is bounded (RAM)
+    assert o["volumes"][str(tmp_path / "work")] == {"bind": "/home/submission", "mode": "rw"}
+    assert o["volumes"][str(tmp_path / "env")] == {"bind": "/opt/env", "mode": "ro"}
+
+
+def test_the_task_image_tag_follows_the_environment(tmp_path):
+    root = write_task(tmp_path / "t")
+    a = image_tag(root)
+    (root / "environment" / "paper" / "paper.md").write_text("changed paper")  # not part of the image
+    assert image_tag(root) == a
+    (root / "environment" / "Dockerfile").write_text("FROM debian:bookworm\n")
+    assert image_tag(root) != a and image_tag(root).startswith("workbench/t:")
+
+
+def test_without_an_engine_the_backend_says_so_instead_of_falling_back(tmp_path, monkeypatch):
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-engine.sock")
+    ok, why = DockerSandbox().available()
+    assert not ok and "no Docker engine reachable" in why
+    task = load_task(write_task(tmp_path / "t"))
+    sub = write_files(tmp_path / "sub", {"reproduce.sh": "exit 0\n"})
+    with pytest.raises(Exception, match="(?i)docker"):
+        replay(task, sub, tmp_path / "trial", sandbox="docker")
+    assert not (tmp_path / "trial" / "evidence").exists()  # no evidence from a sandbox that never ran
+    assert get_sandbox("docker").name == "docker"
+
+
+# --- with an engine --------------------------------------------------------------------------------
+
+def _engine() -> bool:
+    try:
+        return DockerSandbox().available()[0]
+    except Exception:
+        return False
+
+
+def _python_task(root, **kw):
+    """The mini task with an image that has Python (built by the engine on first use)."""
+    write_task(root, **kw)
+    (root / "environment" / "Dockerfile").write_text("FROM python:3.11-slim\n")
+    return root
+
+
+needs_engine = pytest.mark.skipif(not _engine(), reason="no Docker engine on this machine; the docker tests run "
+                                                        "where one exists")
+
+@pytest.mark.docker
+@needs_engine
+def test_a_replay_in_docker_is_isolated_and_recorded(tmp_path, host_http):
+    port, hits = host_http
+    task = load_task(_python_task(tmp_path / "t"))
+    secret = task.root / "tests" / "SECRET.txt"
+    script = f"""mkdir -p results
+echo '{{"value": 42}}' > results/value.json; echo ok > results/log.txt
+python3 -c "import urllib.request as u; u.urlopen('http://127.0.0.1:{port}/x', timeout=3)" 2>/dev/null \\
+  && echo NET >> results/escape.txt
+cat {secret} >> results/escape.txt 2>/dev/null
+touch /usr/x 2>/dev/null && echo WROTE >> results/escape.txt
+id -u > results/uid.txt
+true
+"""
+    sub = write_files(tmp_path / "sub", {"reproduce.sh": script})
+    prov = replay(task, sub, tmp_path / "trial", sandbox="docker")
+    ev = tmp_path / "trial" / "evidence" / "submission" / "results"
+    assert prov.status == "succeeded" and prov.sandbox["backend"] == "docker"
+    assert hits == [] and (ev / "escape.txt").read_text() == ""  # no network, no secret, no write
+    assert (ev / "uid.txt").read_text().strip() == "1000"
+    assert json.loads((ev / "value.json").read_text()) == {"value": 42}
+
+
+@pytest.mark.docker
+@needs_engine
+def test_docker_limits_hold(tmp_path):
+    task = load_task(_python_task(tmp_path / "t", timeout_sec=5, memory_mb=256))
+    sub = write_files(tmp_path / "sub", {"reproduce.sh": "python3 -c 'x = bytearray(2 * 1024**3)'\n"})
+    assert replay(task, sub, tmp_path / "mem", sandbox="docker").status == "failed"
+    sub = write_files(tmp_path / "sub2", {"reproduce.sh": "while :; do :; done\n"})
+    prov = replay(task, sub, tmp_path / "loop", sandbox="docker")
+    assert prov.timed_out and "timed out" in prov.failure_reasons[0]
+    sub = write_files(tmp_path / "sub3", {"reproduce.sh": "echo x >> reproduce.sh\n"})
+    assert "modified its own sources" in " ".join(replay(task, sub, tmp_path / "src", sandbox="docker").failure_reasons)
