@@ -8,7 +8,7 @@ APT_PACKAGES := bubblewrap util-linux python3-venv
 # only the tests need these: a real browser for the review app, a real PostgreSQL for the shared store
 TEST_APT_PACKAGES := chromium postgresql
 
-.PHONY: install system test-system demo test validate lint clean
+.PHONY: install system test-system demo tour test validate lint clean
 
 install: system $(BIN)/workbench
 
@@ -34,6 +34,11 @@ $(BIN)/workbench: pyproject.toml
 demo: install
 	$(BIN)/workbench demo --out runs/demo
 	$(BIN)/workbench report runs/demo --out reports/demo.html --title "Demo: H2 potential energy surface"
+
+# The guided tour, executed by papermill and rendered as offline HTML (reports/tour.html).
+tour: install
+	$(BIN)/workbench env install $(DEMO_TASK)
+	$(BIN)/workbench tour --out reports/tour.html
 
 test: install test-system
 	$(BIN)/workbench env install $(DEMO_TASK)

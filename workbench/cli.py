@@ -319,6 +319,17 @@ def run_cmd(
         typer.echo(f"notebooks: {tp.notebooks}")
 
 
+@app.command("tour")
+def tour_cmd(out: Path = typer.Option(Path("reports/tour.html"), "--out", help="The HTML page to write."),
+             work_dir: Path | None = typer.Option(None, "--work-dir", help="Where the tour's runs go "
+                                                  "(default: beside --out, in tour-runs/).")):
+    """Execute the guided tour notebook (notebooks/tour.ipynb) and render it as offline HTML."""
+    from .tour import build_tour
+
+    path = build_tour(out, work_dir=work_dir)
+    typer.echo(f"tour: {path} (executed notebook: {path.with_suffix('.ipynb')})")
+
+
 @app.command("demo")
 def demo_cmd(out: Path = typer.Option(Path("runs/demo"), "--out"),
              engine: str = typer.Option("papermill", "--engine", help="papermill or inline."),

@@ -93,9 +93,6 @@ def banner(runs_dir: str | Path, outcomes: pd.DataFrame) -> str:
 def build_report(runs_dir: Path | str, out: Path | str, *, title: str | None = None, static: bool = False,
                  trajectories_per_config: int = 50) -> Path:
     """Execute the overview for ``runs_dir`` and write ``out`` (HTML) plus the executed notebook beside it."""
-    import nbformat
-    from nbconvert import HTMLExporter
-
     from ..notebooks import execute_notebook
     from .frames import run_dirs
 
@@ -106,13 +103,38 @@ def build_report(runs_dir: Path | str, out: Path | str, *, title: str | None = N
     executed = execute_notebook(OVERVIEW, out.with_suffix(".ipynb"), {
         "runs_dir": str(runs_dir), "title": title, "static": static,
         "trajectories_per_config": trajectories_per_config})
+    return export_html(executed, out, title)
+
+
+WIDGET_NOTE = ("<div style='color:#666;font-style:italic'>[an interactive widget: open the notebook in "
+               "JupyterLab to use it]</div>")
+
+
+def _offline(output: dict) -> dict:
+    """A widget view becomes a short note: its live state needs a kernel and a CDN script."""
+    data = output.get("data", {})
+    if "application/vnd.jupyter.widget-view+json" in data:
+        output = {**output, "data": {"text/html": WIDGET_NOTE}}
+    return output
+
+
+def export_html(executed: Path, out: Path, title: str, *, code: bool = False) -> Path:
+    """An executed notebook as one self-contained HTML page that renders offline: the lab template,
+    plotly.js embedded once by the figures, CDN scripts (require.js, MathJax) removed, scrapbook's
+    glue dropped; code cells shown only when ``code`` (the tour shows them, reports do not)."""
+    import nbformat
+    from nbconvert import HTMLExporter
+
     nb = nbformat.read(executed, as_version=4)
+    nb.metadata.pop("widgets", None)  # its presence makes nbconvert fetch a widget renderer from a CDN
     for cell in nb.cells:  # scrapbook's glue is data for programs, not for readers
-        cell["outputs"] = [o for o in cell.get("outputs", []) if not any("scrapbook" in k for k in o.get("data", {}))]
-    exporter = HTMLExporter(template_name="lab", exclude_input=True, exclude_input_prompt=True,
+        cell["outputs"] = [_offline(o) for o in cell.get("outputs", [])
+                           if not any("scrapbook" in k for k in o.get("data", {}))]
+    exporter = HTMLExporter(template_name="lab", exclude_input=not code, exclude_input_prompt=True,
                             exclude_output_prompt=True)
     body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
     body = REMOTE_SCRIPT.sub("", body)
+    out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(".html.tmp")
     tmp.write_text(body, encoding="utf-8")
