@@ -63,7 +63,8 @@ def test_the_tour_opens_in_jupyterlab_and_runs_all_cells(lab):
         page.get_by_role("menuitem", name="Run", exact=True).click()
         page.get_by_text("Run All Cells", exact=True).click()
         page.get_by_text("3 trials: {'skipped': 0, 'complete': 3}").wait_for(timeout=240_000)
-        errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']").all_inner_texts()
+        stderr = ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']"
+        errors = page.locator(stderr).all_inner_texts()
         assert not [e for e in errors if "Traceback" in e or "Error" in e], errors
         (REPO / "test-artifacts").mkdir(exist_ok=True)
         page.screenshot(path=str(REPO / "test-artifacts" / "tour_lab.png"))
