@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -196,6 +197,52 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def http_server(argv: list[str], ready_url: str, *, env: dict[str, str] | None = None, timeout: float = 90):
+    """Start a server process, wait until ``ready_url`` answers, yield the process, stop it."""
+    import time
+    import urllib.request
+
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            urllib.request.urlopen(ready_url, timeout=2)
+            break
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                pytest.fail(f"{argv[2] if len(argv) > 2 else argv[0]} did not start: {proc.stderr.read()[-2000:]}")
+            time.sleep(0.3)
+    try:
+        yield proc
+    finally:
+        proc.terminate()
+        proc.wait(20)
+
+
+CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                  "--disable-sync", "--no-first-run"]
+ARTIFACTS = REPO / "test-artifacts"  # screenshots of browser tests
+
+
+@pytest.fixture
+def browser():
+    """Debian's chromium driven by Playwright's python package (no browser download)."""
+    import shutil
+
+    chromium = shutil.which("chromium")
+    if not chromium:
+        required_tool_missing("chromium (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=chromium, args=CHROMIUM_FLAGS)
+        yield b
+        b.close()
 
 
 @pytest.fixture(scope="session")

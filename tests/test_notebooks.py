@@ -9,7 +9,7 @@ import sys
 import nbformat
 import pytest
 
-from tests.conftest import REPO, config, write_task
+from tests.conftest import REPO, config, free_port, http_server, write_task
 from workbench.notebooks import STAGE_NOTEBOOKS, read_scraps
 from workbench.paths import RunPaths
 from workbench.pipeline import run_trial
@@ -117,33 +117,16 @@ print(kernel_side, sys.modules.get("rfc3987_syntax") is None, "jsonschema" in sy
 @pytest.mark.slow
 def test_a_jupyter_server_opens_the_executed_notebooks(demo_batch):
     """What JupyterLab does when a notebook is opened: the server loads and validates it."""
-    import socket
-    import time
     import urllib.request
 
     run, _ = demo_batch
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    server = subprocess.Popen([sys.executable, "-m", "jupyter", "server", "--no-browser", "--allow-root",
-                               f"--port={port}", "--ServerApp.ip=127.0.0.1", "--IdentityProvider.token=t0k",
-                               f"--ServerApp.root_dir={run}"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/api/status?token=t0k", timeout=2)
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "jupyter server did not start"
-                time.sleep(0.3)
+    port = free_port()
+    argv = [sys.executable, "-m", "jupyter", "server", "--no-browser", "--allow-root", f"--port={port}",
+            "--ServerApp.ip=127.0.0.1", "--IdentityProvider.token=t0k", f"--ServerApp.root_dir={run}"]
+    with http_server(argv, f"http://127.0.0.1:{port}/api/status?token=t0k"):
         for name in STAGE_NOTEBOOKS.values():
             url = f"http://127.0.0.1:{port}/api/contents/trials/h2-pes__oracle__1/notebooks/{name}?token=t0k"
             model = json.loads(urllib.request.urlopen(url, timeout=10).read())
             assert model["type"] == "notebook" and model["format"] == "json"
             assert model.get("message") is None  # the server reports validation problems here
             assert model["content"]["metadata"]["kernelspec"]["name"] == "python3"
-    finally:
-        server.terminate()
-        server.wait(timeout=20)

@@ -38,26 +38,18 @@ def pydantic_problems(file: str, exc) -> list[str]:
 def load_toml_model(path, model):
     """Parse a TOML file into a pydantic model; every problem names the file (and the field)."""
     import tomllib
-    from pathlib import Path
 
-    from pydantic import ValidationError
-
-    path = Path(path)
-    if not path.is_file():
-        raise ValidationProblem([f"{path}: file not found"])
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ValidationProblem([f"{path}: not valid TOML: {exc}"]) from None
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        raise ValidationProblem(pydantic_problems(str(path), exc)) from None
+    return _load_model(path, model, tomllib.loads, (tomllib.TOMLDecodeError,), "TOML")
 
 
 def load_json_model(path, model):
     """Parse a JSON file into a pydantic model; every problem names the file (and the field)."""
     import json
+
+    return _load_model(path, model, json.loads, (json.JSONDecodeError,), "JSON")
+
+
+def _load_model(path, model, parse, syntax_errors: tuple, kind: str):
     from pathlib import Path
 
     from pydantic import ValidationError
@@ -66,9 +58,9 @@ def load_json_model(path, model):
     if not path.is_file():
         raise ValidationProblem([f"{path}: file not found"])
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ValidationProblem([f"{path}: not valid JSON: {exc}"]) from None
+        data = parse(path.read_text(encoding="utf-8"))
+    except (*syntax_errors, UnicodeDecodeError) as exc:
+        raise ValidationProblem([f"{path}: not valid {kind}: {exc}"]) from None
     try:
         return model.model_validate(data)
     except ValidationError as exc:

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 
-from tests.conftest import REPO, run_cli
+from tests.conftest import ARTIFACTS, run_cli
 from workbench.analysis import frames, metrics
 from workbench.analysis.synthetic import synthesize
-
-ARTIFACTS = REPO / "test-artifacts"
 
 
 @pytest.fixture(scope="module")
@@ -69,31 +65,18 @@ def test_report_refuses_a_directory_without_runs(tmp_path):
 
 
 @pytest.mark.browser
-def test_the_report_renders_offline_in_chromium_with_visible_figures(report):
-    chromium = shutil.which("chromium")
-    if not chromium:
-        from tests.conftest import required_tool_missing
-
-        required_tool_missing("chromium (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
-
-    from tests.review.test_review_app_browser import CHROMIUM_FLAGS
-
+def test_the_report_renders_offline_in_chromium_with_visible_figures(report, browser):
     requested = []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_FLAGS)
-        page = browser.new_page(viewport={"width": 1300, "height": 900})
-        page.route("**/*", lambda r: r.continue_() if r.request.url.startswith(("file:", "data:"))
-                   else (requested.append(r.request.url), r.abort()))
-        page.goto(report.as_uri())
-        page.wait_for_selector(".js-plotly-plot .main-svg", timeout=30_000)
-        boxes = [page.locator(".js-plotly-plot").nth(i).bounding_box()
-                 for i in range(page.locator(".js-plotly-plot").count())]
-        heat_cells = page.locator(".js-plotly-plot .heatmaplayer image, .js-plotly-plot .hm image").count()
-        bars = page.locator(".js-plotly-plot .bars path").count()
-        ARTIFACTS.mkdir(exist_ok=True)
-        page.screenshot(path=str(ARTIFACTS / "report.png"), full_page=True)
-        browser.close()
+    page = browser.new_page(viewport={"width": 1300, "height": 900})
+    page.route("**/*", lambda r: r.continue_() if r.request.url.startswith(("file:", "data:"))
+               else (requested.append(r.request.url), r.abort()))
+    page.goto(report.as_uri())
+    page.wait_for_selector(".js-plotly-plot .main-svg", timeout=30_000)
+    boxes = [page.locator(".js-plotly-plot").nth(i).bounding_box()
+             for i in range(page.locator(".js-plotly-plot").count())]
+    heat_cells = page.locator(".js-plotly-plot .heatmaplayer image, .js-plotly-plot .hm image").count()
+    bars = page.locator(".js-plotly-plot .bars path").count()
+    page.screenshot(path=str(ARTIFACTS / "report.png"), full_page=True)
     assert requested == []  # renders offline: no request left the file
     assert len(boxes) >= 6 and all(b and b["width"] > 400 and b["height"] > 200 for b in boxes)
     assert heat_cells >= 1 and bars >= 20

@@ -4,22 +4,15 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import subprocess
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, free_port, required_tool_missing
+from tests.conftest import ARTIFACTS, free_port, http_server
 from tests.review.conftest import ORACLE_R, SIXTH, leaves, trial
 from workbench.store import Store
 
 pytestmark = pytest.mark.browser
-ARTIFACTS = REPO / "test-artifacts"
-CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                  "--disable-sync", "--no-first-run"]
 
 
 @pytest.fixture
@@ -28,34 +21,9 @@ def review_app(review_run):
 
     port = free_port()
     argv, env = voila_command(review_run, port)
-    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     url = f"http://127.0.0.1:{port}/"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            urllib.request.urlopen(url, timeout=2)
-            break
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                pytest.fail(f"voila did not start: {proc.stderr.read()[-2000:]}")
-            time.sleep(0.3)
-    yield url
-    proc.terminate()
-    proc.wait(10)
-
-
-@pytest.fixture
-def browser():
-    chromium = shutil.which("chromium")
-    if not chromium:
-        required_tool_missing("chromium (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=chromium, args=CHROMIUM_FLAGS)
-        yield b
-        b.close()
+    with http_server(argv, url, env=env):
+        yield url
 
 
 def test_an_expert_reviews_a_leaf_in_the_browser(review_run, review_app, browser):
@@ -73,7 +41,6 @@ def test_an_expert_reviews_a_leaf_in_the_browser(review_run, review_app, browser
     page.locator("button.wb-save").click()
     page.wait_for_selector(".wb-message:has-text('saved')", timeout=30_000)
     assert f"R {ORACLE_R:.4f} → {ORACLE_R + SIXTH:.4f}" in page.locator(".wb-message").inner_text()
-    ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "review_app.png"), full_page=True)
 
     rec = Store.for_run(review_run).reviews_for("run").iloc[0]
