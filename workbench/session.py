@@ -100,7 +100,7 @@ def run_session(task: Task, config: AgentConfig | dict[str, Any], trial_dir: Pat
             from .scoring.service import ScoringService
 
             service = ScoringService(task, lambda: ws.work, tp.session / "scoring", pause=budget.paused,
-                                     timeout=task.config.replay.timeout_sec)
+                                     timeout=task.config.replay.timeout_sec, sandbox=sandbox)
             ws.attach_scoring(service.start(), service.token)
         try:
             result = agent.run(view, ws, budget, trajectory, task if agent.privileged else None)

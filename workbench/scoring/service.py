@@ -38,13 +38,14 @@ MAX_BODY = 64_000
 
 class ScoringService:
     def __init__(self, task: Task, candidate: Callable[[], Path], log_dir: Path, *, pause=None,
-                 timeout: float | None = None):
+                 timeout: float | None = None, sandbox: str = "bwrap"):
         self.task = task
         self.candidate = candidate
         self.log_dir = Path(log_dir)
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self.pause = pause  # a context manager factory pausing the session clock
         self.timeout = timeout
+        self.sandbox = sandbox  # the session's backend: attempts replay exactly as the final replay will
         self.token = secrets.token_urlsafe(24)
         self.attempts: list[dict[str, Any]] = []
         self.best: dict[str, Any] | None = None
@@ -70,7 +71,7 @@ class ScoringService:
         try:
             sub = work / "submission"
             copy_tree(self.candidate(), sub)
-            prov = replay(self.task, sub, work / "trial", timeout=self.timeout)
+            prov = replay(self.task, sub, work / "trial", timeout=self.timeout, sandbox=self.sandbox)
             scores = score_trial(self.task, work / "trial")
             result: dict[str, Any] = {
                 "attempt": n, "R": round(scores.R, 6), "coverage": round(scores.coverage, 6),
