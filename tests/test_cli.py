@@ -42,6 +42,8 @@ def test_task_list_and_check():
     assert ids == sorted(ids) and "h2-pes" in ids and len(ids) >= 7
     long = run_cli("task", "list", "tasks", "--long").stdout
     assert "computational chemistry" in long and "validated ok" in long
+    modes = {line.split()[0]: line for line in long.splitlines()}
+    assert " sota " in modes["wdbc-diagnosis"] and " qa " in modes["pbmc-questions"] and " rubric " in modes["h2-pes"]
     proc = run_cli("task", "check", str(DEMO))
     assert proc.returncode == 0 and proc.stdout.startswith("ok")
 

@@ -65,7 +65,7 @@ def task_check(paths: list[Path] = typer.Argument(..., help="Task directories (o
 
 @task_app.command("list")
 def task_list(directory: Path = typer.Argument(Path("tasks"), help="Directory holding task packages."),
-              long: bool = typer.Option(False, "--long", "-l", help="Field, leaves and validation too.")):
+              long: bool = typer.Option(False, "--long", "-l", help="Field, scoring mode, leaves, validation.")):
     """Print one task id per line."""
     from .task import find_tasks, load_task
     from .task.records import ValidationRecord
@@ -79,7 +79,8 @@ def task_list(directory: Path = typer.Argument(Path("tasks"), help="Directory ho
         rec = ValidationRecord.model_validate_json(v.read_text()) if v.is_file() else None
         state = (f"validated {'ok' if rec.passed else 'FAILED'}, reference replay {rec.reference_replay_sec:.1f} s"
                  if rec else "not validated")
-        typer.echo(f"{task.id:<24}{task.config.metadata.field or '-':<32}{len(task.rubric.leaves):>4} leaves  {state}")
+        typer.echo(f"{task.id:<24}{task.config.metadata.field or '-':<32}{task.scoring:<7}"
+                   f"{len(task.rubric.leaves):>4} leaves  {state}")
 
 
 @task_app.command("validate")
