@@ -55,9 +55,28 @@ def copy_regular(src: str, dst: str) -> None:
         shutil.copy2(src, dst)
 
 
-def copy_tree(src: Path, dst: Path, **kw) -> None:
-    """copytree that keeps symlinks as links and skips special files."""
-    shutil.copytree(src, dst, symlinks=True, ignore_dangling_symlinks=True, copy_function=copy_regular, **kw)
+def copy_tree(src: Path, dst: Path, **kw) -> list[str]:
+    """copytree for untrusted trees: symlinks stay links, special files are skipped, and so is a file
+    hard-linked to something outside the tree (copying it as root would copy, say, a private host file
+    the link points at). Returns the skipped hard links (paths relative to ``src``)."""
+    src = Path(src)
+    inside: dict[tuple[int, int], int] = {}
+    for dirpath, _, files in os.walk(src):
+        for n in files:
+            st = os.lstat(os.path.join(dirpath, n))
+            if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+                inside[(st.st_dev, st.st_ino)] = inside.get((st.st_dev, st.st_ino), 0) + 1
+    skipped: list[str] = []
+
+    def copy(s: str, d: str) -> None:
+        st = os.lstat(s)
+        if stat.S_ISREG(st.st_mode) and st.st_nlink > inside.get((st.st_dev, st.st_ino), 1):
+            skipped.append(Path(s).relative_to(src).as_posix())
+            return
+        copy_regular(s, d)
+
+    shutil.copytree(src, dst, symlinks=True, ignore_dangling_symlinks=True, copy_function=copy, **kw)
+    return skipped
 
 
 def sha256_file(path: Path) -> str:

@@ -60,6 +60,7 @@ class Provenance(BaseModel):
     sources_digest: str
     stray_files: list[str] = Field(default_factory=list)
     limit_exceeded: str | None = None  # the storage or file-count limit that stopped the replay
+    hard_links_skipped: list[str] = Field(default_factory=list)  # submission files linked to outside files
     log_bytes_dropped: dict[str, int] = Field(default_factory=dict)  # output beyond the log cap
     leftover_processes_killed: int = 0
     queued_sec: float = 0.0
@@ -154,8 +155,9 @@ def replay(task: Task, submission: Path, trial_dir: Path, *, timeout: float | No
     os.chmod(staging, 0o711)
     work = staging / "submission"
     try:
+        skipped_links: list[str] = []
         if submission.is_dir():
-            copy_tree(submission, work)
+            skipped_links = copy_tree(submission, work)
         else:
             work.mkdir()
         removed = {}
@@ -236,6 +238,7 @@ def replay(task: Task, submission: Path, trial_dir: Path, *, timeout: float | No
             stray_files=stray[:1000],
             leftover_processes_killed=result.leftover_processes_killed,
             limit_exceeded=result.limit_exceeded,
+            hard_links_skipped=skipped_links,
             log_bytes_dropped=result.log_bytes_dropped,
             queued_sec=result.queued_sec,
             cores=result.cores,
