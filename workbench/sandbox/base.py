@@ -8,6 +8,7 @@ every process the command started.
 
 from __future__ import annotations
 
+import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -30,6 +31,11 @@ class Limits:
     max_storage_mb: int = 4096  # everything written into the writable mounts together
     max_files: int = 100_000  # files and directories in the writable mounts
     max_log_mb: int = 64  # per stdout / stderr log; output beyond it is dropped and counted
+
+    @property
+    def tmp_mb(self) -> int:
+        """Size of the sandbox's /tmp (a RAM-backed tmpfs): the memory budget, or the storage limit if smaller."""
+        return min(self.memory_mb, self.max_storage_mb)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -64,6 +70,14 @@ class SandboxResult:
     cores: list[int] = field(default_factory=list)
     limit_exceeded: str | None = None  # why the backend killed the command (storage, file count), if it did
     log_bytes_dropped: dict[str, int] = field(default_factory=dict)
+
+
+def chown_tree(path: Path, uid: int) -> None:
+    """Hand a staging tree to the sandbox's user (links themselves, never their targets)."""
+    for dirpath, dirnames, filenames in os.walk(path):
+        os.lchown(dirpath, uid, uid)
+        for n in dirnames + filenames:
+            os.lchown(os.path.join(dirpath, n), uid, uid)
 
 
 class Sandbox(Protocol):

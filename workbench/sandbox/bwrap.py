@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 from ..errors import WorkbenchError
-from .base import Limits, SandboxResult, SandboxSetupError, SandboxSpec
+from .base import Limits, SandboxResult, SandboxSetupError, SandboxSpec, chown_tree
 from .cpus import reserve_cpus
 from .watch import MB, DiskWatch, drain
 
@@ -71,11 +71,6 @@ def _prlimit_args(limits: Limits) -> list[str]:
         "--core=0",
         "--",
     ]
-
-
-def tmp_bytes(limits: Limits) -> int:
-    """/tmp is RAM: bounded by the memory budget (and the storage limit, if smaller)."""
-    return min(limits.memory_mb, limits.max_storage_mb) * 1024 * 1024
 
 
 def unreachable(path: Path, writable: bool = False) -> str | None:
@@ -156,8 +151,8 @@ class BwrapSandbox:
             "--die-with-parent", "--new-session", "--clearenv",
             "--ro-bind", "/usr", "/usr", *_merged_usr_links(),
             "--ro-bind", "/etc", "/etc",
-            "--dev", "/dev", "--size", str(tmp_bytes(spec.limits) // 4), "--tmpfs", "/dev/shm",
-            "--proc", "/proc", "--size", str(tmp_bytes(spec.limits)), "--tmpfs", "/tmp", "--dir", "/home",
+            "--dev", "/dev", "--size", str(spec.limits.tmp_mb * MB // 4), "--tmpfs", "/dev/shm",
+            "--proc", "/proc", "--size", str(spec.limits.tmp_mb * MB), "--tmpfs", "/tmp", "--dir", "/home",
         ]
         for m in spec.mounts:
             cmd += ["--bind" if m.writable else "--ro-bind", str(m.source), m.target]
@@ -173,12 +168,8 @@ class BwrapSandbox:
 
     def prepare(self, path: Path) -> None:
         """Hand a staging tree to the sandbox user (root only; otherwise it is ours already)."""
-        if not self.as_root:
-            return
-        for dirpath, dirnames, filenames in os.walk(path):
-            os.lchown(dirpath, self.uid, self.uid)
-            for n in dirnames + filenames:
-                os.lchown(os.path.join(dirpath, n), self.uid, self.uid)
+        if self.as_root:
+            chown_tree(path, self.uid)
 
     def run(self, argv: list[str], spec: SandboxSpec, stdout: Path, stderr: Path,
             stdin: bytes | None = None) -> SandboxResult:

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from ..errors import WorkbenchError
-from .base import Limits, SandboxResult, SandboxSetupError, SandboxSpec
+from .base import Limits, SandboxResult, SandboxSetupError, SandboxSpec, chown_tree
 from .watch import MB, DiskWatch, write_capped
 
 log = logging.getLogger(__name__)
@@ -72,7 +72,7 @@ def container_options(spec: SandboxSpec, image: str) -> dict:
     from docker.types import Ulimit
 
     lim: Limits = spec.limits
-    tmp_mb = min(lim.memory_mb, lim.max_storage_mb)
+    tmp_mb = lim.tmp_mb
     return dict(
         image=image, working_dir=spec.workdir, environment=dict(spec.env), user=f"{INNER_UID}:{INNER_UID}",
         network_mode="none" if spec.network == "none" else "host",
@@ -113,12 +113,8 @@ class DockerSandbox:
 
     def prepare(self, path: Path) -> None:
         """Hand a staging tree to the container user (uid 1000) so it can write its outputs."""
-        if os.geteuid() != 0:
-            return
-        for dirpath, dirnames, filenames in os.walk(path):
-            os.lchown(dirpath, INNER_UID, INNER_UID)
-            for n in dirnames + filenames:
-                os.lchown(os.path.join(dirpath, n), INNER_UID, INNER_UID)
+        if os.geteuid() == 0:
+            chown_tree(path, INNER_UID)
 
     def run(self, argv: list[str], spec: SandboxSpec, stdout: Path, stderr: Path,
             stdin: bytes | None = None) -> SandboxResult:
