@@ -137,11 +137,10 @@ def fingerprint_changes(previous: Scores | None, leaf_scores: list[LeafScore]) -
     return out
 
 
-def run_sota(task: Task, tp: TrialPaths) -> dict:
+def run_sota(task: Task, tp: TrialPaths, spec: sota.SotaSpec) -> dict:
     """The hidden evaluator on the frozen evidence, in the task's environment; its failure is withheld."""
     from ..env import env_info
 
-    spec = sota.load_spec(task.paths.sota)
     env = env_info(task)
     python = f"{env['dir']}/bin/python" if env["dir"] else None
     try:
@@ -165,8 +164,9 @@ def score_trial(task: Task, trial_dir: Path, *, judge: JudgeSettings | None = No
     task_checks = load_task_checks(task.paths.checks_py)
     sota_block = None
     if task.scoring == "sota":
-        sota_block = run_sota(task, tp)
-        task_checks.update(sota.instance_checks(sota.load_spec(task.paths.sota), sota_block))
+        spec = sota.load_spec(task.paths.sota)
+        sota_block = run_sota(task, tp, spec)
+        task_checks.update(sota.instance_checks(spec, sota_block))
     leaves = rubric.leaves
     previous = Scores.model_validate_json(tp.scores.read_text()) if tp.scores.is_file() else None
     if only_leaves:

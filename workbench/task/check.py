@@ -24,16 +24,6 @@ class Report:
         return not self.errors
 
 
-def _sota_check_names(paths: TaskPaths) -> set[str]:
-    """The ``sota:<instance>`` checks a sota task's evaluator provides to its rubric."""
-    from ..scoring.sota import load_spec
-
-    try:
-        return {f"sota:{n}" for n in load_spec(paths.sota).instances}
-    except ValidationProblem:
-        return set()
-
-
 def _check_rubric(paths: TaskPaths, errors: list[str], warnings: list[str], provided: set[str] = frozenset()) -> None:
     from ..rubric import load_rubric
     from ..scoring.checks import CheckSpecError, load_task_checks, parse_spec
@@ -66,25 +56,28 @@ def _check_rubric(paths: TaskPaths, errors: list[str], warnings: list[str], prov
             warnings.append(f"{paths.rubric}: no leaf with weight in phase {p}")
 
 
-def _check_sota(paths: TaskPaths, errors: list[str]) -> None:
+def _check_sota(paths: TaskPaths, errors: list[str]) -> set[str]:
+    """Check sota.json and the evaluator; returns the ``sota:<instance>`` checks they give the rubric."""
     import ast
 
     from ..scoring.sota import load_spec
 
+    provided: set[str] = set()
     try:
-        load_spec(paths.sota)
+        provided = {f"sota:{n}" for n in load_spec(paths.sota).instances}
     except ValidationProblem as exc:
         errors.extend(exc.problems)
     if not paths.evaluator.is_file():
         errors.append(f"{paths.evaluator}: file not found (scoring = \"sota\" needs run_evaluation())")
-        return
+        return provided
     try:
         tree = ast.parse(paths.evaluator.read_text(encoding="utf-8"))
     except SyntaxError as exc:
         errors.append(f"{paths.evaluator}: line {exc.lineno}: {exc.msg}")
-        return
+        return provided
     if not any(isinstance(n, ast.FunctionDef) and n.name == "run_evaluation" for n in tree.body):
         errors.append(f"{paths.evaluator}: defines no run_evaluation()")
+    return provided
 
 
 def _check_questions(paths: TaskPaths, errors: list[str], warnings: list[str]) -> None:
@@ -130,10 +123,9 @@ def check_task(root: Path | str) -> Report:
         warnings.append(f"{paths.dockerfile}: missing; the docker sandbox cannot build this task")
 
     scoring = config.metadata.scoring if config else "rubric"
+    provided = _check_sota(paths, errors) if scoring == "sota" else set()
     if scoring == "rubric" or (scoring == "sota" and paths.rubric.is_file()):
-        _check_rubric(paths, errors, warnings, _sota_check_names(paths) if scoring == "sota" else set())
-    if scoring == "sota":
-        _check_sota(paths, errors)
+        _check_rubric(paths, errors, warnings, provided)
     if scoring == "qa":
         _check_questions(paths, errors, warnings)
     if config is not None:
