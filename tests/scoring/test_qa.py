@@ -58,3 +58,12 @@ def test_questions_file_is_validated():
     with pytest.raises(ValueError, match="duplicate"):
         q = {"id": "o1", "type": "oeq", "question": "?", "answer": "x", "facts": [{"fact": "x"}]}
         Questions.model_validate({"questions": [q, q]})
+
+
+def test_a_fact_labelling_reply_that_is_not_an_object_is_re_asked_not_a_crash():
+    from workbench.scoring.judge import parse_facts_verdict
+
+    with pytest.raises(ValueError, match="one JSON object"):
+        parse_facts_verdict('[{"id": "F1", "label": "PRESENT"}]', 1)
+    v = parse_facts_verdict('```json\n{"facts": [{"id": "F1", "label": "PRESENT"}], "reason": "ok"}\n```', 1)
+    assert v.score == 1.0 and v.checks == ["F1 PRESENT: "]

@@ -293,8 +293,8 @@ def run_tool(ev: Evidence, name: str, args: dict[str, Any], limit: int) -> str:
 
 # --- the judgement ---------------------------------------------------------------------------------
 
-def parse_verdict(text: str, scale: str) -> Verdict:
-    """The judge's own JSON reply (code fences allowed); binary leaves must score exactly 0 or 1."""
+def reply_object(text: str) -> dict[str, Any]:
+    """The JSON object in a judge's reply: bare, in a code fence, or amid prose (ValueError otherwise)."""
     body = text.strip()
     fence = re.search(r"```(?:json)?\s*(\{.*\})\s*```", body, re.S)
     if fence:
@@ -302,7 +302,15 @@ def parse_verdict(text: str, scale: str) -> Verdict:
     elif not body.startswith("{"):
         m = re.search(r"\{.*\}", body, re.S)
         body = m.group(0) if m else body
-    verdict = Verdict.model_validate(json.loads(body))
+    data = json.loads(body)
+    if not isinstance(data, dict):
+        raise ValueError("the reply must be one JSON object")
+    return data
+
+
+def parse_verdict(text: str, scale: str) -> Verdict:
+    """The judge's own JSON reply (code fences allowed); binary leaves must score exactly 0 or 1."""
+    verdict = Verdict.model_validate(reply_object(text))
     if scale == "binary" and verdict.score not in (0.0, 1.0):
         raise ValueError(f"this leaf is binary: the score must be 0 or 1, not {verdict.score}")
     return verdict
@@ -312,9 +320,7 @@ def parse_facts_verdict(text: str, n_facts: int) -> Verdict:
     """A fact-labelling reply: every fact F1..Fn labelled; the score is (rating - 1) / 4 (scoring.qa)."""
     from .qa import LABELS, rating
 
-    body = text.strip()
-    m = re.search(r"\{.*\}", body, re.S)
-    data = json.loads(m.group(0) if m else body)
+    data = reply_object(text)
     labels = {str(f.get("id", "")).upper(): (str(f.get("label", "")).upper(), str(f.get("why", "")))
               for f in data.get("facts") or [] if isinstance(f, dict)}
     want = [f"F{i + 1}" for i in range(n_facts)]

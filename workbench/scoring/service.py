@@ -14,6 +14,7 @@ is never mounted into the agent's sandbox, so the agent cannot write or forge it
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import json
 import logging
@@ -57,8 +58,7 @@ class ScoringService:
     def evaluate(self, description: str = "") -> dict[str, Any]:
         """Replay and score the current candidate; one evaluation at a time."""
         with self._lock:
-            ctx = self.pause() if self.pause else _nothing()
-            with ctx:
+            with self.pause() if self.pause else contextlib.nullcontext():
                 return self._evaluate(description[:2000])
 
     def _evaluate(self, description: str) -> dict[str, Any]:
@@ -177,14 +177,6 @@ def _key(result: dict[str, Any]) -> tuple[float, float]:
     """Attempts are ranked by g (sota tasks), then by R."""
     g = (result.get("sota") or {}).get("g")
     return (g if g is not None else float("-inf"), result.get("R", 0.0))
-
-
-class _nothing:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
 
 
 def submit(url: str, token: str, description: str = "", timeout: float = 3600.0) -> dict[str, Any]:

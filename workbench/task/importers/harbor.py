@@ -131,8 +131,7 @@ def import_paperbenchx(src: Path, dest: Path) -> ImportReport:
     if ops:
         rep.drop(f"metric_operation on {len(ops)} leaves: PaperBenchX's judge tools (derive_scientific_metrics) do not "
                  "exist here; the judge reads the evidence with its own tools, or write deterministic checks")
-    if _copy(src, dest, "tests/refs", rep) is False:
-        pass
+    _copy(src, dest, "tests/refs", rep)
     cfg = src / "tests" / "config"
     if (cfg / "judge_prompt.md").is_file():
         shutil.copy2(cfg / "judge_prompt.md", tests / "judge.md")
