@@ -64,6 +64,6 @@ def test_a_fact_labelling_reply_that_is_not_an_object_is_re_asked_not_a_crash():
     from workbench.scoring.judge import parse_facts_verdict
 
     with pytest.raises(ValueError, match="one JSON object"):
-        parse_facts_verdict('[{"id": "F1", "label": "PRESENT"}]', 1)
+        parse_facts_verdict('["F1", "PRESENT"]', 1)
     v = parse_facts_verdict('```json\n{"facts": [{"id": "F1", "label": "PRESENT"}], "reason": "ok"}\n```', 1)
     assert v.score == 1.0 and v.checks == ["F1 PRESENT: "]
