@@ -93,3 +93,14 @@ def install_env(task: Task, *, force: bool = False) -> Path | None:
         "install_seconds": round(time.monotonic() - start, 1),
     })
     return d
+
+
+def environment_for(task: Task, backend: str, client=None) -> tuple[dict, str | None]:
+    """(env info, image) a sandbox backend runs ``task`` in: the installed environment directory for
+    bwrap (errors early if it is not installed), the task's image for docker (built on first use)."""
+    if backend == "docker":
+        from .sandbox.docker import task_image
+
+        image = task_image(task, client)
+        return {"dir": None, "kind": "docker", "digest": image}, image
+    return env_info(task), None

@@ -23,7 +23,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from . import __version__
-from .env import env_info
+from .env import environment_for
 from .evidence import freeze, make_writable
 from .io import atomic_write_json, copy_tree, digest_of, tree_hashes
 from .paths import TrialPaths
@@ -138,14 +138,7 @@ def replay(task: Task, submission: Path, trial_dir: Path, *, timeout: float | No
     tp = TrialPaths(Path(trial_dir))
     submission = Path(submission)
     box = get_sandbox(sandbox)
-    image = None
-    if box.name == "docker":  # the task's image carries its environment
-        from .sandbox.docker import task_image
-
-        image = task_image(task, box.client)
-        env = {"dir": None, "kind": "docker", "digest": image}
-    else:
-        env = env_info(task)  # fails early, with a clear message, if the environment is not installed
+    env, image = environment_for(task, box.name, getattr(box, "client", None))
     limits = limits_for(task, timeout)
     outputs = task.config.replay.outputs
     tp.replay.mkdir(parents=True, exist_ok=True)
@@ -193,8 +186,8 @@ def replay(task: Task, submission: Path, trial_dir: Path, *, timeout: float | No
         after = tree_hashes(work, exclude_top=outputs)
         changed = sorted(k for k in before if before[k] != after.get(k))
         stray = sorted(k for k in after if k not in before)
-        if result.limit_exceeded:
-            reasons.append(result.limit_exceeded)
+        if result.limit_exceeded:  # its outputs stay behind: freezing them would copy the flood
+            reasons += [result.limit_exceeded, "its outputs were not frozen as evidence"]
         elif result.timed_out:
             reasons.append(f"timed out after {limits.timeout_sec:.0f} s")
         elif result.exit_code not in (0, None):
@@ -205,11 +198,7 @@ def replay(task: Task, submission: Path, trial_dir: Path, *, timeout: float | No
 
         ev_stage = staging / "evidence"
         ev_stage.mkdir()
-        # a replay killed for flooding the disk leaves its outputs behind: freezing them would copy the flood
-        frozen_outputs = [] if result.limit_exceeded else outputs
-        if result.limit_exceeded:
-            reasons.append("its outputs were not frozen as evidence")
-        _stage_evidence(submission, work, frozen_outputs, ev_stage / "submission")
+        _stage_evidence(submission, work, [] if result.limit_exceeded else outputs, ev_stage / "submission")
         (ev_stage / "replay").mkdir()
         shutil.copy2(tp.stdout_log, ev_stage / "replay" / "stdout.log")
         shutil.copy2(tp.stderr_log, ev_stage / "replay" / "stderr.log")

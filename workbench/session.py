@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 
 from .agents import Budget, TaskView, Trajectory, get_agent
 from .agents.workspace import Workspace
-from .env import env_info
+from .env import environment_for
 from .evidence import make_writable
 from .io import atomic_write_json, digest_of, tree_hashes
 from .matrix import AgentConfig
@@ -86,13 +86,7 @@ def run_session(task: Task, config: AgentConfig | dict[str, Any], trial_dir: Pat
     view = TaskView.of(task)
     budget = budget_for(config, view)
     network = config.network or agent.default_network
-    image = None
-    if sandbox == "docker":  # the task's image carries its environment
-        from .sandbox.docker import task_image
-
-        env, image = {"dir": None}, task_image(task)
-    else:
-        env = env_info(task)
+    env, image = environment_for(task, sandbox)
     trajectory = Trajectory(tp.trajectory, budget)
     service = None
     with Workspace(view, tp.submission, env_dir=env["dir"], network=network, sandbox=sandbox, image=image) as ws:
