@@ -137,10 +137,11 @@ def fingerprint_changes(previous: Scores | None, leaf_scores: list[LeafScore]) -
     return out
 
 
-def run_sota(task: Task, tp: TrialPaths, spec: sota.SotaSpec) -> dict:
+def run_sota(task: Task, tp: TrialPaths) -> dict:
     """The hidden evaluator on the frozen evidence, in the task's environment; its failure is withheld."""
     from ..env import env_info
 
+    spec = task.sota_spec
     env = env_info(task)
     python = f"{env['dir']}/bin/python" if env["dir"] else None
     try:
@@ -164,9 +165,8 @@ def score_trial(task: Task, trial_dir: Path, *, judge: JudgeSettings | None = No
     task_checks = load_task_checks(task.paths.checks_py)
     sota_block = None
     if task.scoring == "sota":
-        spec = sota.load_spec(task.paths.sota)
-        sota_block = run_sota(task, tp, spec)
-        task_checks.update(sota.instance_checks(spec, sota_block))
+        sota_block = run_sota(task, tp)
+        task_checks.update(sota.instance_checks(task.sota_spec, sota_block))
     leaves = rubric.leaves
     previous = Scores.model_validate_json(tp.scores.read_text()) if tp.scores.is_file() else None
     if only_leaves:
@@ -193,7 +193,7 @@ def score_trial(task: Task, trial_dir: Path, *, judge: JudgeSettings | None = No
         trial=tp.root.name,
         scoring=task.scoring,
         sota=sota_block,
-        qa=qa.evaluate(qa.load_questions(task.paths.questions), ev, leaf_scores) if task.scoring == "qa" else None,
+        qa=qa.evaluate(task.questions, ev, leaf_scores) if task.scoring == "qa" else None,
         **summarize(leaf_scores),
         replay_status=prov.get("status"),
         leaves=leaf_scores,

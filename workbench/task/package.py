@@ -41,15 +41,28 @@ class Task:
         """The rubric scored for this task: tests/rubric.json, or for ``qa`` tasks one leaf per question,
         or for ``sota`` tasks without a rubric.json one leaf per evaluation instance."""
         if self.scoring == "qa":
-            from ..scoring.qa import load_questions, synthesized_rubric
+            from ..scoring.qa import synthesized_rubric
 
-            return parse_rubric(synthesized_rubric(load_questions(self.paths.questions), self.id),
-                                str(self.paths.questions))
+            return parse_rubric(synthesized_rubric(self.questions, self.id), str(self.paths.questions))
         if self.scoring == "sota" and not self.paths.rubric.is_file():
-            from ..scoring.sota import load_spec, synthesized_rubric
+            from ..scoring.sota import synthesized_rubric
 
-            return parse_rubric(synthesized_rubric(load_spec(self.paths.sota), self.id), str(self.paths.sota))
+            return parse_rubric(synthesized_rubric(self.sota_spec, self.id), str(self.paths.sota))
         return load_rubric(self.paths.rubric)
+
+    @cached_property
+    def questions(self):
+        """tests/questions.json of a ``qa`` task (scoring.qa.Questions)."""
+        from ..scoring.qa import load_questions
+
+        return load_questions(self.paths.questions)
+
+    @cached_property
+    def sota_spec(self):
+        """tests/sota.json of a ``sota`` task (scoring.sota.SotaSpec)."""
+        from ..scoring.sota import load_spec
+
+        return load_spec(self.paths.sota)
 
     def scoring_files(self) -> list[Path]:
         """The private files that define how this task is scored (their hashes fingerprint a scoring)."""
