@@ -198,13 +198,16 @@ def env_show(task_dir: Path):
 
 # --- stages ------------------------------------------------------------------------------------
 
+SANDBOX_HELP = "bwrap (local) or docker (needs an engine)."
+
+
 @app.command("replay")
 def replay_cmd(
     task_dir: Path,
     submission: Path = typer.Option(..., "--submission", help="The package to replay (with reproduce.sh)."),
     out: Path = typer.Option(..., "--out", help="Trial directory to write replay/ and evidence/ into."),
     timeout: float | None = typer.Option(None, "--timeout", help="Override the task's replay time limit (s)."),
-    sandbox: str = typer.Option("bwrap", "--sandbox", help="bwrap (local) or docker (needs an engine)."),
+    sandbox: str = typer.Option("bwrap", "--sandbox", help=SANDBOX_HELP),
 ):
     """Clean replay of a submission: fresh sandbox, no network, evidence frozen read-only."""
     from .replay import replay
@@ -295,7 +298,7 @@ def run_cmd(
     attempt: int = typer.Option(1, "--attempt", min=1),
     engine: str = typer.Option("papermill", "--engine", help="papermill (notebooks kept) or inline."),
     timeout: float | None = typer.Option(None, "--timeout", help="Override the replay time limit (s)."),
-    sandbox: str = typer.Option("bwrap", "--sandbox", help="bwrap (local) or docker (needs an engine)."),
+    sandbox: str = typer.Option("bwrap", "--sandbox", help=SANDBOX_HELP),
 ):
     """One trial end to end: agent session -> clean replay -> scoring -> review queue."""
     from .matrix import AgentConfig
