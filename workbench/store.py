@@ -39,7 +39,7 @@ log = logging.getLogger(__name__)
 
 metadata = MetaData()
 
-SCHEMA_VERSION = "4"  # of the derived index tables; a different stored version means drop and rebuild
+SCHEMA_VERSION = "5"  # of the derived index tables; a different stored version means drop and rebuild
 
 trials = Table(
     "trials", metadata,
@@ -50,7 +50,9 @@ trials = Table(
     Column("model", String(200)), Column("attempt", Integer), Column("engine", String(20)),
     Column("status", String(20)), Column("delivery", String(20)), Column("agent_status", String(30)),
     Column("refused", Boolean), Column("fallback_used", String(200)), Column("replay", String(20)),
+    # the score columns are copied from scores.json (the one source of R), never from trial.json
     Column("R", Float), Column("full", Boolean), Column("coverage", Float), Column("final", Boolean),
+    Column("R_upper", Float), Column("full_upper", Boolean),  # R if every uncounted leaf passed (bounds)
     Column("needs_rescoring", Boolean), Column("modeling", Float), Column("execution", Float),
     Column("validation", Float), Column("pending_review", Integer),
     # phase scores as a share of the phase's weight (what analysts compare across tasks)
@@ -101,7 +103,11 @@ reviews = Table(
     Column("leaf_id", String(300)), Column("kind", String(20)),  # review | adjudication
     Column("reviewer", String(200)), Column("score", Float), Column("previous_score", Float),
     Column("comment", Text), Column("created_at", String(40)),
+    # what the review judged: the trial's evidence manifest digest and the leaf's evidence digest; a
+    # review of other evidence (a re-run trial) is stale and never applied
+    Column("evidence_digest", String(64)), Column("leaf_evidence", String(64)),
 )
+REVIEW_BINDING = ("evidence_digest", "leaf_evidence")  # columns added to stores made before binding
 
 settings = Table(  # primary data, like reviews: e.g. how many independent reviewers a run requires
     "settings", metadata,
@@ -119,12 +125,24 @@ def _json(path: Path) -> dict:
 
 
 def _scores_columns(scores: dict) -> dict:
+    """Every score column of a trial's index row, from its scores.json alone (empty: not scored)."""
+    if not scores:
+        return {}
     phases, weights = scores.get("phases") or {}, scores.get("phase_weights") or {}
     norm = {f"{p}_score": (phases.get(p, 0.0) / weights[p] if weights.get(p) else None) for p in PHASES}
-    uncounted = sum(lf["effective_weight"] for lf in scores.get("leaves", []) if lf["status"] in AWAITING)
+    leaves = scores.get("leaves", [])
+    uncounted = sum(lf["effective_weight"] for lf in leaves if lf["status"] in AWAITING)
     sota, qa = scores.get("sota") or {}, scores.get("qa") or {}
-    return {**norm, "uncounted_weight": uncounted if scores else None, "sota_g": sota.get("g"),
-            "sota_band": sota.get("band"), "qa_oeq": qa.get("oeq_mean"), "qa_mcq_accuracy": qa.get("mcq_accuracy")}
+    return {"R": scores.get("R"), "full": scores.get("full"), "coverage": scores.get("coverage"),
+            "final": scores.get("final"), "R_upper": scores.get("R_upper"), "full_upper": scores.get("full_upper"),
+            "needs_rescoring": scores.get("needs_rescoring"),
+            **{p: phases.get(p) for p in PHASES},
+            "pending_review": sum(1 for lf in leaves if lf["status"] in AWAITING),
+            **norm, "uncounted_weight": uncounted, "sota_g": sota.get("g"),
+            "sota_band": sota.get("band"), "qa_oeq": qa.get("oeq_mean"), "qa_mcq_accuracy": qa.get("mcq_accuracy"),
+            "judge_prompt_tokens": (scores.get("judge_usage") or {}).get("prompt_tokens"),
+            "judge_completion_tokens": (scores.get("judge_usage") or {}).get("completion_tokens"),
+            "judge_cost_usd": (scores.get("judge_usage") or {}).get("cost_usd")}
 
 
 def _trial_rows(tp: TrialPaths) -> tuple[dict, list[dict], list[dict], list[dict]] | None:
@@ -134,30 +152,23 @@ def _trial_rows(tp: TrialPaths) -> tuple[dict, list[dict], list[dict], list[dict
     if "id" not in rec:
         return None
     cfg, out, meta = rec.get("config", {}), rec.get("outcome", {}), rec.get("task_meta") or {}
-    phases = out.get("phases") or {}
     run = tp.root.parent.parent.name
     complete = rec.get("status") == "complete" and tp.scores.is_file()
     scores = _json(tp.scores) if complete else {}
     usage = _json(tp.usage)
-    row = {
+    row = {c.name: None for c in trials.columns}
+    row.update({
         "trial_id": rec["id"], "run": run, "task": rec.get("task"), "field": meta.get("field"),
         "domain": meta.get("domain"), "scoring": meta.get("scoring"),
         "config": cfg.get("name"), "agent": cfg.get("agent"), "model": cfg.get("model"),
         "attempt": rec.get("attempt"), "engine": rec.get("engine"), "status": rec.get("status"),
         "delivery": out.get("delivery"), "agent_status": out.get("agent_status"), "refused": out.get("refused"),
-        "fallback_used": out.get("fallback_used"), "replay": out.get("replay"), "R": out.get("R"),
-        "full": out.get("full"), "coverage": out.get("coverage"), "final": out.get("final"),
-        "needs_rescoring": out.get("needs_rescoring"), "modeling": phases.get("modeling"),
-        "execution": phases.get("execution"), "validation": phases.get("validation"),
-        "pending_review": out.get("pending_review"), "started_at": rec.get("started_at"),
-        "finished_at": rec.get("finished_at"), "error": rec.get("error"),
+        "fallback_used": out.get("fallback_used"), "replay": out.get("replay"),
+        "started_at": rec.get("started_at"), "finished_at": rec.get("finished_at"), "error": rec.get("error"),
         "turns": usage.get("turns"), "agent_seconds": usage.get("wall_sec"),
         "input_tokens": usage.get("input_tokens"), "output_tokens": usage.get("output_tokens"),
         "agent_cost_usd": usage.get("cost_usd"), **_scores_columns(scores),
-    }
-    judge_usage = out.get("judge_usage") or {}
-    row.update(judge_prompt_tokens=judge_usage.get("prompt_tokens"),
-               judge_completion_tokens=judge_usage.get("completion_tokens"), judge_cost_usd=judge_usage.get("cost_usd"))
+    })
     leaves = []
     for lf in scores.get("leaves", []):
         u = lf.get("usage") or {}
@@ -188,6 +199,7 @@ class Store:
         try:
             self._migrate_index()
             metadata.create_all(self.engine)
+            self._migrate_reviews()
         except OperationalError as exc:  # a full disk, a read-only file, an unreachable server: say which
             raise WorkbenchError(f"results index {self.engine.url.render_as_string(hide_password=True)}: "
                                  f"{exc.orig}") from None
@@ -210,6 +222,15 @@ class Store:
             meta.create(conn, checkfirst=True)
             conn.execute(delete(meta).where(meta.c.key == "schema_version"))
             conn.execute(insert(meta).values(key="schema_version", value=SCHEMA_VERSION))
+
+    def _migrate_reviews(self) -> None:
+        """Review records are primary data: a store made before reviews were bound to their evidence gets
+        the binding columns added (its old records stay, unbound, and are shown as stale)."""
+        have = {c["name"] for c in inspect(self.engine).get_columns(reviews.name)}
+        with self.engine.begin() as conn:
+            for name in REVIEW_BINDING:
+                if name not in have:
+                    conn.exec_driver_sql(f"ALTER TABLE {reviews.name} ADD COLUMN {name} VARCHAR(64)")
 
     @classmethod
     def for_run(cls, run_dir: Path | str, url: str | None = None) -> Store:
@@ -279,15 +300,16 @@ class Store:
             conn.execute(insert(settings).values(run=run, key=key, value=value))
 
     def add_review(self, *, run: str, trial_id: str, task: str, leaf_id: str, reviewer: str, score: float,
-                   previous_score: float | None, comment: str = "", kind: str = "review") -> int:
+                   previous_score: float | None, comment: str = "", kind: str = "review",
+                   evidence_digest: str | None = None, leaf_evidence: str | None = None) -> int:
         """Append one review record (never updated or deleted); returns its id."""
         from datetime import UTC, datetime
 
         with self.engine.begin() as conn:
             res = conn.execute(insert(reviews).values(
                 run=run, trial_id=trial_id, task=task, leaf_id=leaf_id, kind=kind, reviewer=reviewer, score=score,
-                previous_score=previous_score, comment=comment,
-                created_at=datetime.now(UTC).isoformat(timespec="seconds")))
+                previous_score=previous_score, comment=comment, evidence_digest=evidence_digest,
+                leaf_evidence=leaf_evidence, created_at=datetime.now(UTC).isoformat(timespec="seconds")))
             return int(res.inserted_primary_key[0])
 
     def frame(self, table: str = "trials", run: str | None = None):
