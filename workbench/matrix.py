@@ -29,16 +29,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .errors import ValidationProblem, load_toml_model
+from .pricing import Prices
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-
-
-class Prices(BaseModel):
-    """USD per million tokens, for cost accounting and the cost budget."""
-
-    model_config = ConfigDict(extra="forbid")
-    input_per_mtok: float = Field(ge=0)
-    output_per_mtok: float = Field(ge=0)
 
 
 class AgentConfig(BaseModel):

@@ -13,9 +13,10 @@ import pytest
 from tests.fake_openai import ScriptedServer, reply
 from tests.scoring.modes import SOLUTION, write_sota_task
 from workbench.agents.base import Budget
+from workbench.agents.scoring_client import submit
 from workbench.io import copy_tree
 from workbench.matrix import AgentConfig
-from workbench.scoring.service import ScoringService, submit
+from workbench.scoring.service import ScoringService
 from workbench.session import run_session
 from workbench.task import load_task
 

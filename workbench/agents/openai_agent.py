@@ -183,7 +183,7 @@ class OpenAIAgent(BaseAgent):
             if call["name"] == "finish":
                 return "session finished", str(args.get("summary", ""))
             if call["name"] == "submit_for_score" and ws.scoring:
-                from ..scoring.service import submit
+                from .scoring_client import submit
 
                 return json.dumps(submit(*ws.scoring, str(args.get("description", "")))), None
         except KeyError as exc:

@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ..evidence import Evidence, MissingEvidence, normalize
 from ..io import atomic_write_json, iter_files, sha256_bytes
-from ..matrix import Prices
+from ..pricing import Prices
 from ..rubric.tree import Leaf
 from ..task import Task
 
@@ -402,8 +402,7 @@ def judge_leaf(task: Task, leaf: Leaf, ev: Evidence, settings: JudgeSettings, ju
             usage["prompt_tokens"] += pt
             usage["completion_tokens"] += ct
             if settings.prices:
-                usage["cost_usd"] = (usage["cost_usd"] or 0.0) + (pt * settings.prices.input_per_mtok +
-                                                                  ct * settings.prices.output_per_mtok) / 1e6
+                usage["cost_usd"] = (usage["cost_usd"] or 0.0) + settings.prices.cost(pt, ct)
             msg = resp.choices[0].message
             if msg.tool_calls and request.get("tool_choice") != "none":
                 rounds += 1

@@ -177,17 +177,3 @@ def _key(result: dict[str, Any]) -> tuple[float, float]:
     """Attempts are ranked by g (sota tasks), then by R."""
     g = (result.get("sota") or {}).get("g")
     return (g if g is not None else float("-inf"), result.get("R", 0.0))
-
-
-def submit(url: str, token: str, description: str = "", timeout: float = 3600.0) -> dict[str, Any]:
-    """A client call (what the agent's ``submit_for_score`` tool does)."""
-    import urllib.error
-    import urllib.request
-
-    req = urllib.request.Request(f"{url}/evaluate", data=json.dumps({"description": description}).encode(),
-                                 headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(req, timeout=timeout) as resp:
-            return json.loads(resp.read())
-    except urllib.error.HTTPError as exc:
-        return {"error": f"HTTP {exc.code}: {exc.read().decode(errors='replace')[:300]}"}
