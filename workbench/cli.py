@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import logging
-import shutil
 import sys
 from pathlib import Path
 
@@ -26,6 +25,12 @@ app.add_typer(rubric_app, name="rubric")
 app.add_typer(env_app, name="env")
 
 DEMO_TASK = Path(__file__).resolve().parent.parent / "tasks" / "h2-pes"
+# every path a user types is resolved once, here at the edge, so the library never sees a relative path
+# (a relative --out once reached the sota evaluator, which runs from another working directory)
+TASK_DIR = typer.Argument(..., resolve_path=True, help="A task package directory (with task.toml).")
+RUN_DIR = typer.Argument(..., resolve_path=True, help="A run directory (with trials/).")
+TRIAL = typer.Argument(..., resolve_path=True, help="A trial directory (RUN/trials/TRIAL).")
+PATHS = typer.Argument(..., resolve_path=True, help="Task directories (or directories of tasks).")
 
 
 def _echo_err(msg: str) -> None:
@@ -41,7 +46,7 @@ def _main(verbose: bool = typer.Option(False, "--verbose", "-v", help="Log what 
 # --- task --------------------------------------------------------------------------------------
 
 @task_app.command("check")
-def task_check(paths: list[Path] = typer.Argument(..., help="Task directories (or directories of tasks).")):
+def task_check(paths: list[Path] = PATHS):
     """Validate task.toml, instruction.md, the rubric and required files; exit 1 on any error."""
     from .task import find_tasks
     from .task.check import check_task
@@ -64,7 +69,7 @@ def task_check(paths: list[Path] = typer.Argument(..., help="Task directories (o
 
 
 @task_app.command("list")
-def task_list(directory: Path = typer.Argument(Path("tasks"), help="Directory holding task packages."),
+def task_list(directory: Path = typer.Argument(Path("tasks"), resolve_path=True, help="Directory of task packages."),
               long: bool = typer.Option(False, "--long", "-l", help="Field, scoring mode, leaves, validation.")):
     """Print one task id per line."""
     from .task import find_tasks, load_task
@@ -84,7 +89,7 @@ def task_list(directory: Path = typer.Argument(Path("tasks"), help="Directory ho
 
 
 @task_app.command("validate")
-def task_validate(paths: list[Path] = typer.Argument(..., help="Task directories (or a directory of tasks)."),
+def task_validate(paths: list[Path] = PATHS,
                   no_install: bool = typer.Option(False, "--no-install", help="Do not install environments."),
                   no_record: bool = typer.Option(False, "--no-record",
                                                  help="Check only; do not rewrite tests/validation.json.")):
@@ -105,7 +110,7 @@ def task_validate(paths: list[Path] = typer.Argument(..., help="Task directories
 
 
 @task_app.command("freeze")
-def task_freeze(task_dir: Path):
+def task_freeze(task_dir: Path = TASK_DIR):
     """Record the content hashes of a validated task (tests/freeze.json); later changes fail `task check`."""
     from .task import load_task
     from .task.validate import freeze_task
@@ -116,8 +121,9 @@ def task_freeze(task_dir: Path):
 
 
 @task_app.command("import")
-def task_import(src: Path = typer.Argument(..., help="The source task (a directory, or a rubric.json for paperbench)."),
-                dest: Path = typer.Argument(..., help="Where to write the workbench task package."),
+def task_import(src: Path = typer.Argument(..., resolve_path=True,
+                                           help="The source task (a directory, or a rubric.json for paperbench)."),
+                dest: Path = typer.Argument(..., resolve_path=True, help="Where to write the workbench task package."),
                 source: str = typer.Option(..., "--from", help="paperbench | paperbenchx | harbor | naturebench"),
                 force: bool = typer.Option(False, help="Replace DEST if it exists.")):
     """Import another benchmark's task; lists what could not be carried over (also in DEST/IMPORT.md)."""
@@ -136,7 +142,8 @@ def task_import(src: Path = typer.Argument(..., help="The source task (a directo
 # --- rubric ------------------------------------------------------------------------------------
 
 @rubric_app.command("stats")
-def rubric_stats(path: Path, as_json: bool = typer.Option(False, "--json", help="Machine-readable output.")):
+def rubric_stats(path: Path = typer.Argument(..., resolve_path=True),
+                 as_json: bool = typer.Option(False, "--json", help="Machine-readable output.")):
     """Leaves and effective weight per phase."""
     from .rubric import load_rubric
 
@@ -161,7 +168,8 @@ def rubric_stats(path: Path, as_json: bool = typer.Option(False, "--json", help=
 
 
 @rubric_app.command("aggregate")
-def rubric_aggregate(path: Path, as_json: bool = typer.Option(False, "--json")):
+def rubric_aggregate(path: Path = typer.Argument(..., resolve_path=True),
+                     as_json: bool = typer.Option(False, "--json")):
     """Recompute the root score of a graded tree (leaves carry `score`) and print it."""
     from .rubric import load_rubric
     from .rubric.tree import graded_root_score, is_full
@@ -178,7 +186,7 @@ def rubric_aggregate(path: Path, as_json: bool = typer.Option(False, "--json")):
 # --- env ---------------------------------------------------------------------------------------
 
 @env_app.command("install")
-def env_install(task_dir: Path, force: bool = typer.Option(False, help="Reinstall even if present.")):
+def env_install(task_dir: Path = TASK_DIR, force: bool = typer.Option(False, help="Reinstall even if present.")):
     """Install a task's environment (environment/install.sh) for the local sandbox."""
     from .env import install_env
     from .task import load_task
@@ -188,7 +196,7 @@ def env_install(task_dir: Path, force: bool = typer.Option(False, help="Reinstal
 
 
 @env_app.command("show")
-def env_show(task_dir: Path):
+def env_show(task_dir: Path = TASK_DIR):
     """Where a task's environment is and what it holds."""
     from .env import env_info
     from .task import load_task
@@ -203,9 +211,11 @@ SANDBOX_HELP = "bwrap (local) or docker (needs an engine)."
 
 @app.command("replay")
 def replay_cmd(
-    task_dir: Path,
-    submission: Path = typer.Option(..., "--submission", help="The package to replay (with reproduce.sh)."),
-    out: Path = typer.Option(..., "--out", help="Trial directory to write replay/ and evidence/ into."),
+    task_dir: Path = TASK_DIR,
+    submission: Path = typer.Option(..., "--submission", resolve_path=True,
+                                    help="The package to replay (with reproduce.sh)."),
+    out: Path = typer.Option(..., "--out", resolve_path=True,
+                             help="Trial directory to write replay/ and evidence/ into."),
     timeout: float | None = typer.Option(None, "--timeout", help="Override the task's replay time limit (s)."),
     sandbox: str = typer.Option("bwrap", "--sandbox", help=SANDBOX_HELP),
 ):
@@ -252,17 +262,25 @@ def _judge(model: str | None):
 
 
 @app.command("score")
-def score_cmd(task_dir: Path, trial: Path = typer.Option(..., "--trial", help="Trial directory."),
+def score_cmd(task_dir: Path = TASK_DIR, trial: Path = typer.Option(..., "--trial", resolve_path=True,
+                                                                   help="Trial directory."),
               judge_model: str | None = typer.Option(None, "--judge-model", help=JUDGE_HELP),
               only_leaves: str | None = typer.Option(None, "--only-leaves", help="Comma-separated leaf ids to re-score "
                                                      "(the judge is called again for them); the rest is kept."),
-              as_json: bool = typer.Option(False, "--json", help="Print scores.json.")):
-    """Score a trial's frozen evidence against the task's rubric; writes scores.json."""
+              as_json: bool = typer.Option(False, "--json", help="Print scores.json."),
+              db: str | None = typer.Option(None, "--db", help="SQLAlchemy URL of the run's results store, whose "
+                                            "reviews are applied (default: WORKBENCH_STORE_URL, else the run's).")):
+    """Score a trial's frozen evidence against the task's rubric; writes scores.json (and, for a trial in a
+    run, its trial.json outcome and index row)."""
+    from .paths import run_of
     from .scoring import score_trial
+    from .store import Store
     from .task import load_task
 
     only = {x.strip() for x in only_leaves.split(",") if x.strip()} if only_leaves else None
-    scores = score_trial(load_task(task_dir), trial, judge=_judge(judge_model), only_leaves=only)
+    run = run_of(trial)
+    store = Store.for_run(run, db) if db and run is not None else None
+    scores = score_trial(load_task(task_dir), trial, judge=_judge(judge_model), only_leaves=only, store=store)
     if as_json:
         typer.echo(scores.model_dump_json(indent=2))
     else:
@@ -285,9 +303,9 @@ def _options(pairs: list[str]) -> dict:
 
 @app.command("run")
 def run_cmd(
-    task_dir: Path,
+    task_dir: Path = TASK_DIR,
     agent: str = typer.Option(..., "--agent", help="Agent: openai, cli, replay, oracle, nop, refuse."),
-    out: Path = typer.Option(..., "--out", help="Run directory (trials go under OUT/trials/)."),
+    out: Path = typer.Option(..., "--out", resolve_path=True, help="Run directory (trials go under OUT/trials/)."),
     model: str | None = typer.Option(None, "--model", help="Model name passed to the agent."),
     name: str | None = typer.Option(None, "--name", help="Configuration name (default: the agent's name)."),
     option: list[str] = typer.Option([], "--option", "-o", help="Agent option KEY=VALUE (VALUE may be JSON)."),
@@ -324,9 +342,11 @@ def run_cmd(
 
 
 @app.command("tour")
-def tour_cmd(out: Path = typer.Option(Path("reports/tour.html"), "--out", help="The HTML page to write."),
-             work_dir: Path | None = typer.Option(None, "--work-dir", help="Where the tour's runs go "
-                                                  "(default: beside --out, in tour-runs/).")):
+def tour_cmd(out: Path = typer.Option(Path("reports/tour.html"), "--out", resolve_path=True,
+                                      help="The HTML page to write."),
+             work_dir: Path | None = typer.Option(None, "--work-dir", resolve_path=True,
+                                                  help="Where the tour's runs go (default: beside --out, in "
+                                                       "tour-runs/).")):
     """Execute the guided tour notebook (notebooks/tour.ipynb) and render it as offline HTML."""
     from .tour import build_tour
 
@@ -335,7 +355,7 @@ def tour_cmd(out: Path = typer.Option(Path("reports/tour.html"), "--out", help="
 
 
 @app.command("demo")
-def demo_cmd(out: Path = typer.Option(Path("runs/demo"), "--out"),
+def demo_cmd(out: Path = typer.Option(Path("runs/demo"), "--out", resolve_path=True),
              engine: str = typer.Option("papermill", "--engine", help="papermill or inline."),
              judge_model: str | None = typer.Option(None, "--judge-model", help=JUDGE_HELP)):
     """Run the bundled demo task (PySCF H2 curve) with the oracle and nop agents; no API key needed."""
@@ -350,10 +370,9 @@ def demo_cmd(out: Path = typer.Option(Path("runs/demo"), "--out"),
     task = load_task(DEMO_TASK)
     install_env(task)
     if out.exists():  # a demo always starts over, so an edited task never trips the run lock
-        from .evidence import make_writable
+        from .io import remove_tree
 
-        make_writable(out)
-        shutil.rmtree(out)
+        remove_tree(out)
     rows = []
     for agent in tqdm(["oracle", "nop"], desc="demo trials", unit="trial", file=sys.stderr):
         config = AgentConfig(name=agent, agent=agent)
@@ -375,8 +394,8 @@ def demo_cmd(out: Path = typer.Option(Path("runs/demo"), "--out"),
 
 @app.command("batch")
 def batch_cmd(
-    matrix: Path = typer.Argument(..., help="MATRIX.toml: tasks x agent configurations x attempts."),
-    out: Path = typer.Option(..., "--out", help="Run directory (run.json, results.db, trials/)."),
+    matrix: Path = typer.Argument(..., resolve_path=True, help="MATRIX.toml: tasks x agent configurations x attempts."),
+    out: Path = typer.Option(..., "--out", resolve_path=True, help="Run directory (run.json, results.db, trials/)."),
     executor: str = typer.Option("local", "--executor", help="local (process pool) or dask."),
     workers: int = typer.Option(2, "--workers", min=1, help="Parallel trials."),
     scheduler: str | None = typer.Option(None, "--scheduler", help="Join an existing Dask scheduler (address)."),
@@ -406,8 +425,9 @@ def batch_cmd(
 
 
 @app.command("trajectory")
-def trajectory_cmd(trial: Path, fmt: str = typer.Option("atif", "--format", help="atif (Harbor ATIF v1.4)."),
-                   out: Path | None = typer.Option(None, "--out", help="Write here instead of stdout.")):
+def trajectory_cmd(trial: Path = TRIAL, fmt: str = typer.Option("atif", "--format", help="atif (Harbor ATIF v1.4)."),
+                   out: Path | None = typer.Option(None, "--out", resolve_path=True,
+                                                   help="Write here instead of stdout.")):
     """Export a trial's agent trajectory (session/trajectory.jsonl) to another format."""
     from .io import atomic_write_json
     from .paths import TrialPaths
@@ -426,11 +446,13 @@ def trajectory_cmd(trial: Path, fmt: str = typer.Option("atif", "--format", help
 
 
 @app.command("judge-eval")
-def judge_eval_cmd(run_dir: Path, as_json: bool = typer.Option(False, "--json")):
-    """The judge's verdicts against expert reviews of the same leaves: accuracy, macro F1, kappa."""
+def judge_eval_cmd(run_dir: Path = RUN_DIR, as_json: bool = typer.Option(False, "--json"),
+                   db: str | None = typer.Option(None, "--db", help="SQLAlchemy URL of the results store (default: "
+                                                 "WORKBENCH_STORE_URL, else RUN_DIR/results.db).")):
+    """The judge's verdicts against expert reviews of the same leaves and evidence: accuracy, macro F1, kappa."""
     from .scoring.judge_eval import judge_eval
 
-    res = judge_eval(run_dir)
+    res = judge_eval(run_dir, _review_store(run_dir, db))
     if as_json:
         typer.echo(json.dumps(res, indent=2, default=str))
         return
@@ -480,7 +502,7 @@ def _trial_store(trial: Path, db: str | None):
 
 
 @review_app.command("set")
-def review_set_cmd(trial: Path, leaf: str, score: float,
+def review_set_cmd(trial: Path = TRIAL, leaf: str = typer.Argument(...), score: float = typer.Argument(...),
                    reviewer: str = typer.Option(..., "--reviewer", help="Who reviews (recorded)."),
                    comment: str = typer.Option("", "--comment"), db: str | None = DB_OPTION):
     """Record an expert's score for one leaf of a trial (append-only); scores.json and R are recomputed."""
@@ -491,7 +513,8 @@ def review_set_cmd(trial: Path, leaf: str, score: float,
 
 
 @review_app.command("adjudicate")
-def review_adjudicate_cmd(trial: Path, leaf: str, score: float,
+def review_adjudicate_cmd(trial: Path = TRIAL, leaf: str = typer.Argument(...),
+                          score: float = typer.Argument(...),
                           reviewer: str = typer.Option(..., "--reviewer", help="Who decides (recorded)."),
                           comment: str = typer.Option("", "--comment"), db: str | None = DB_OPTION):
     """The final decision on a leaf (usually a disputed one); it outranks every review."""
@@ -503,7 +526,7 @@ def review_adjudicate_cmd(trial: Path, leaf: str, score: float,
 
 
 @review_app.command("configure")
-def review_configure_cmd(run_dir: Path, reviewers_required: int = typer.Option(
+def review_configure_cmd(run_dir: Path = RUN_DIR, reviewers_required: int = typer.Option(
         ..., "--reviewers-required", help="Independent reviewers per leaf before their verdict counts."),
         db: str | None = DB_OPTION):
     """Set how many independent reviewers a run requires; reviewed trials are re-decided at once."""
@@ -514,7 +537,8 @@ def review_configure_cmd(run_dir: Path, reviewers_required: int = typer.Option(
 
 
 @review_app.command("agreement")
-def review_agreement_cmd(run_dir: Path, as_json: bool = typer.Option(False, "--json"), db: str | None = DB_OPTION):
+def review_agreement_cmd(run_dir: Path = RUN_DIR, as_json: bool = typer.Option(False, "--json"),
+                         db: str | None = DB_OPTION):
     """Agreement between independent reviewers: percent agreement and Cohen's kappa, per task and overall."""
     from .review import agreement
 
@@ -531,20 +555,27 @@ def review_agreement_cmd(run_dir: Path, as_json: bool = typer.Option(False, "--j
 
 
 @review_app.command("queue")
-def review_queue_cmd(run_dir: Path, db: str | None = DB_OPTION):
-    """Leaves whose independent reviewers disagree, awaiting adjudication."""
+def review_queue_cmd(run_dir: Path = RUN_DIR, db: str | None = DB_OPTION):
+    """Leaves whose independent reviewers disagree (awaiting adjudication), and stale reviews: reviews of
+    other evidence than the trial holds now (a re-run), which are never applied."""
     from .review import disputes
+    from .review.records import stale_reviews
 
-    df = disputes(_review_store(run_dir, db), Path(run_dir).resolve().name)
+    store = _review_store(run_dir, db)
+    df = disputes(store, run_dir.name)
     if df.empty:
         typer.echo("no disputed leaves")
-        return
     for r in df.itertuples():
         typer.echo(f"{r.trial_id} {r.leaf_id} [{r.phase}, weight {r.effective_weight:.4f}]: {r.reviews}")
+    stale = stale_reviews(store, run_dir)
+    if not stale.empty:
+        typer.echo(f"{len(stale)} stale review(s), not applied (review the leaves again):")
+    for r in stale.itertuples():
+        typer.echo(f"  stale: {r.trial_id} {r.leaf_id}: {r.score:g} by {r.reviewer} ({r.created_at}): {r.why}")
 
 
 @review_app.command("serve")
-def review_serve_cmd(run_dir: Path, port: int = typer.Option(8866, "--port"), db: str | None = DB_OPTION):
+def review_serve_cmd(run_dir: Path = RUN_DIR, port: int = typer.Option(8866, "--port"), db: str | None = DB_OPTION):
     """Serve the leaf reviewer for a run as a Voila app on 127.0.0.1 (for experts who do not code)."""
     import subprocess
 
@@ -556,7 +587,8 @@ def review_serve_cmd(run_dir: Path, port: int = typer.Option(8866, "--port"), db
 
 
 @app.command("report")
-def report_cmd(runs_dir: Path, out: Path = typer.Option(..., "--out", help="The HTML file to write (the executed "
+def report_cmd(runs_dir: Path = typer.Argument(..., resolve_path=True, help="A run or a directory of runs."),
+               out: Path = typer.Option(..., "--out", resolve_path=True, help="The HTML file to write (the executed "
                                                                             "notebook is kept beside it)."),
                title: str | None = typer.Option(None, "--title"),
                static: bool = typer.Option(False, "--static", help="Matplotlib PNGs instead of interactive plotly.")):
@@ -568,7 +600,7 @@ def report_cmd(runs_dir: Path, out: Path = typer.Option(..., "--out", help="The 
 
 
 @app.command("index")
-def index_cmd(run_dir: Path, db: str | None = typer.Option(None, "--db", help="SQLAlchemy URL (default: "
+def index_cmd(run_dir: Path = RUN_DIR, db: str | None = typer.Option(None, "--db", help="SQLAlchemy URL (default: "
                                                                               "RUN_DIR/results.db).")):
     """(Re)build the results index from a run's trial directories."""
     from .paths import RunPaths

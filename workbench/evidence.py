@@ -10,12 +10,11 @@ from __future__ import annotations
 import fnmatch
 import json
 import os
-import shutil
 from pathlib import Path
 from typing import Any
 
 from .errors import WorkbenchError
-from .io import copy_tree, iter_files, sha256_bytes, sha256_file
+from .io import Walk, chmod_tree, copy_tree, remove_tree, sha256_bytes, sha256_file
 
 MANIFEST = "MANIFEST.sha256"
 TOP_DIRS = ("submission", "replay")
@@ -39,76 +38,108 @@ def normalize(path: str) -> str:
     return p if top in TOP_DIRS else f"submission/{p}"
 
 
-def freeze(staging: Path, dest: Path) -> str:
-    """Copy a staged evidence tree to ``dest`` read-only with MANIFEST.sha256; returns the manifest digest.
+def _escape(name: str) -> tuple[str, str]:
+    """(prefix, name) as GNU sha256sum writes them: a name holding a backslash, newline or carriage
+    return is escaped and its line starts with a backslash, so every name is exactly one line."""
+    if not any(c in name for c in "\\\n\r"):
+        return "", name
+    return "\\", name.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r")
+
+
+def _unescape(name: str) -> str:
+    out, i = [], 0
+    while i < len(name):
+        c = name[i]
+        if c == "\\" and i + 1 < len(name):
+            out.append({"n": "\n", "r": "\r", "\\": "\\"}.get(name[i + 1], name[i + 1]))
+            i += 2
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def manifest_text(hashes: dict[str, str]) -> str:
+    """MANIFEST.sha256 for {evidence-relative path: sha256}: sorted, one line per file, ``sha256sum -c``
+    compatible."""
+    lines = []
+    for rel in sorted(hashes):
+        prefix, name = _escape(rel)
+        lines.append(f"{prefix}{hashes[rel]}  {name}")
+    return "".join(line + "\n" for line in lines)
+
+
+def parse_manifest(text: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for line in text.split("\n"):
+        if not line:
+            continue
+        escaped = line.startswith("\\")
+        digest, _, rel = line[escaped:].partition("  ")
+        out[_unescape(rel) if escaped else rel] = digest
+    return out
+
+
+def read_manifest(evidence_root: Path) -> dict[str, str]:
+    """Evidence-relative path -> sha256 as frozen (empty when there is no manifest)."""
+    mf = Path(evidence_root) / MANIFEST
+    if not mf.is_file():
+        return {}
+    return parse_manifest(mf.read_text(encoding="utf-8", errors="surrogateescape"))
+
+
+def freeze(staging: Path, dest: Path) -> tuple[str, list[str]]:
+    """Copy a staged evidence tree to ``dest`` read-only with MANIFEST.sha256; returns the manifest's
+    digest (to be kept outside the evidence) and the entries refused (special files, too deep).
 
     Built beside ``dest`` and renamed into place, so a crash leaves either no evidence or all of it.
     """
     dest = Path(dest)
     tmp = dest.with_name(dest.name + ".partial")
-    if tmp.exists():
-        make_writable(tmp)
-        shutil.rmtree(tmp)
-    copy_tree(staging, tmp)
-    lines = []
-    for p in iter_files(tmp):
-        if p.is_file() and not p.is_symlink():
-            lines.append(f"{sha256_file(p)}  {p.relative_to(tmp).as_posix()}")
-    manifest = "\n".join(lines) + ("\n" if lines else "")
-    (tmp / MANIFEST).write_text(manifest, encoding="utf-8", errors="surrogateescape")
+    remove_tree(tmp)
+    copied = copy_tree(staging, tmp)
+    hashes = {e.rel: sha256_file(Path(e.path)) for e in Walk(tmp) if e.is_file}
+    manifest = manifest_text(hashes).encode("utf-8", "surrogateescape")
+    (tmp / MANIFEST).write_bytes(manifest)
     make_readonly(tmp)
-    if dest.exists():
-        make_writable(dest)
-        shutil.rmtree(dest)
+    remove_tree(dest)
     os.replace(tmp, dest)
-    return sha256_bytes(manifest.encode("utf-8", "surrogateescape"))
-
-
-def _chmod_tree(root: Path, file_mode: int, dir_mode: int) -> None:
-    """chmod every file and directory under root, top-down (symlinks untouched). A directory is
-    changed before it is entered, so even a tree a submission left at mode 000 can be opened up."""
-    os.chmod(root, dir_mode)
-    for dirpath, dirnames, filenames in os.walk(root):
-        for n in dirnames:
-            if not os.path.islink(p := os.path.join(dirpath, n)):
-                os.chmod(p, dir_mode)
-        for n in filenames:
-            if not os.path.islink(p := os.path.join(dirpath, n)):
-                os.chmod(p, file_mode)
+    return sha256_bytes(manifest), copied.refused
 
 
 def make_readonly(root: Path) -> None:
-    _chmod_tree(root, 0o444, 0o555)
+    chmod_tree(root, 0o444, 0o555)
 
 
 def make_writable(root: Path) -> None:
-    _chmod_tree(root, 0o644, 0o755)
+    chmod_tree(root, 0o644, 0o755)
 
 
-def verify(evidence_dir: Path) -> list[str]:
-    """Differences between the evidence and its manifest (empty when intact)."""
+def verify(evidence_dir: Path, manifest_digest: str | None = None) -> list[str]:
+    """Differences between the evidence and its manifest (empty when intact). With ``manifest_digest``
+    (the digest the replay attested outside the evidence) a manifest rewritten together with the
+    evidence is detected too."""
     evidence_dir = Path(evidence_dir)
     mf = evidence_dir / MANIFEST
     if not mf.is_file():
         return [f"{mf}: missing"]
-    expected: dict[str, str] = {}
-    for line in mf.read_text(encoding="utf-8", errors="surrogateescape").splitlines():
-        digest, _, rel = line.partition("  ")
-        expected[rel] = digest
     problems = []
+    if manifest_digest is not None and sha256_file(mf) != manifest_digest:
+        problems.append(f"{MANIFEST}: differs from the digest the replay recorded in its provenance")
+    expected = read_manifest(evidence_dir)
     seen = set()
-    for p in iter_files(evidence_dir):
-        rel = p.relative_to(evidence_dir).as_posix()
-        if rel == MANIFEST or p.is_symlink() or not p.is_file():
+    walk = Walk(evidence_dir)
+    for e in walk:
+        if e.rel == MANIFEST or not e.is_file:
             continue
-        seen.add(rel)
-        if rel not in expected:
-            problems.append(f"{rel}: not in the manifest (added after freezing)")
-        elif sha256_file(p) != expected[rel]:
-            problems.append(f"{rel}: content changed after freezing")
+        seen.add(e.rel)
+        if e.rel not in expected:
+            problems.append(f"{e.rel!r}: not in the manifest (added after freezing)")
+        elif sha256_file(Path(e.path)) != expected[e.rel]:
+            problems.append(f"{e.rel!r}: content changed after freezing")
     for rel in sorted(set(expected) - seen):
-        problems.append(f"{rel}: listed in the manifest but missing")
-    return problems
+        problems.append(f"{rel!r}: listed in the manifest but missing")
+    return problems + [f"{r} (changed after freezing)" for r in walk.refused]
 
 
 class Evidence:
@@ -139,12 +170,7 @@ class Evidence:
     def glob(self, pattern: str) -> list[str]:
         """Evidence-relative paths of files matching a glob (``**`` crosses directories)."""
         pat = normalize(pattern)
-        out = []
-        for p in iter_files(self.root):
-            rel = p.relative_to(self.root).as_posix()
-            if fnmatch.fnmatchcase(rel, pat) and self.exists(rel) and self.resolve(rel).is_file():
-                out.append(rel)
-        return out
+        return [e.rel for e in Walk(self.root) if e.is_file and fnmatch.fnmatchcase(e.rel, pat)]
 
     def has_content(self, path: str) -> bool:
         """A file that exists, or a directory holding at least one file."""
@@ -153,7 +179,7 @@ class Evidence:
         except MissingEvidence:
             return False
         if p.is_dir():
-            return any(q.is_file() for q in p.rglob("*"))
+            return any(e.is_file for e in Walk(p))
         return p.is_file()
 
     def read_bytes(self, path: str, limit: int = MAX_READ_BYTES) -> bytes:
@@ -205,8 +231,8 @@ class Evidence:
             raise MissingEvidence(rel, f"is not a readable array ({exc})") from None
 
 
-def ensure_intact(evidence_dir: Path) -> None:
-    problems = verify(evidence_dir)
+def ensure_intact(evidence_dir: Path, manifest_digest: str | None = None) -> None:
+    problems = verify(evidence_dir, manifest_digest)
     if problems:
         raise WorkbenchError(
             f"evidence in {evidence_dir} does not match its manifest; refusing to score:\n  " + "\n  ".join(problems)

@@ -12,7 +12,8 @@ import os
 import shutil
 import stat
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -48,35 +49,192 @@ def read_json(path: Path) -> Any:
         return json.load(fh)
 
 
+# --- untrusted trees ----------------------------------------------------------------------------
+# A submission controls every name, link, mode and level of nesting in the trees the workbench copies,
+# hashes, freezes and deletes. These helpers never follow a link, never recurse (a submission can nest
+# directories thousands deep: Python recursion and PATH_MAX both break), and list what they refuse
+# instead of raising, so a hostile tree is the submission's failure, never the workbench's.
+
+MAX_DEPTH = 128  # directories below this depth are not entered
+MAX_PATH_BYTES = 3072  # paths longer than this are not entered (PATH_MAX is 4096 on Linux)
+
+
+@dataclass(frozen=True)
+class Entry:
+    rel: str  # posix path relative to the walked root
+    path: str  # the root joined with rel
+    st: os.stat_result  # lstat: the entry itself, never a link's target
+
+    @property
+    def is_dir(self) -> bool:
+        return stat.S_ISDIR(self.st.st_mode)
+
+    @property
+    def is_file(self) -> bool:
+        return stat.S_ISREG(self.st.st_mode)
+
+    @property
+    def is_link(self) -> bool:
+        return stat.S_ISLNK(self.st.st_mode)
+
+
+class Walk:
+    """Every entry under ``root``, parents before children, names sorted, without recursion or following
+    links. ``skip_top`` names are left out at the top level; ``on_dir(path)`` runs before a directory is
+    listed (e.g. to make a mode-000 directory readable). Afterwards ``refused`` lists what was not
+    entered (too deep, path too long, unreadable) as ``"rel: why"``."""
+
+    def __init__(self, root: Path | str, *, skip_top: Iterable[str] = (), max_depth: int = MAX_DEPTH,
+                 on_dir: Callable[[str], None] | None = None):
+        self.root = os.fspath(root)
+        self.skip_top = set(skip_top)
+        self.max_depth = max_depth
+        self.on_dir = on_dir
+        self.refused: list[str] = []
+
+    def __iter__(self) -> Iterator[Entry]:
+        stack: list[tuple[str, str, int]] = [("", self.root, 0)]
+        while stack:
+            rel, path, depth = stack.pop()
+            try:
+                if self.on_dir:
+                    self.on_dir(path)
+                with os.scandir(path) as it:
+                    names = sorted(e.name for e in it)
+            except OSError as exc:
+                self.refused.append(f"{rel or '.'}: not readable ({exc.strerror})")
+                continue
+            below = []
+            for name in names:
+                if depth == 0 and name in self.skip_top:
+                    continue
+                r, p = (f"{rel}/{name}" if rel else name), os.path.join(path, name)
+                if len(os.fsencode(p)) > MAX_PATH_BYTES:
+                    self.refused.append(f"{r[:200]}...: path longer than {MAX_PATH_BYTES} bytes")
+                    continue
+                try:
+                    st = os.lstat(p)
+                except OSError as exc:
+                    self.refused.append(f"{r}: {exc.strerror}")
+                    continue
+                yield Entry(r, p, st)
+                if stat.S_ISDIR(st.st_mode):
+                    if depth + 1 >= self.max_depth:
+                        self.refused.append(f"{r}: nested deeper than {self.max_depth} directories (not entered)")
+                    else:
+                        below.append((r, p, depth + 1))
+            stack.extend(reversed(below))
+
+
 def copy_regular(src: str, dst: str) -> None:
-    """A copytree copy_function that copies regular files only: a FIFO, socket or device in an
-    untrusted tree is skipped instead of blocking or reading a device."""
+    """Copy a regular file's bytes, mode and times; anything else (a FIFO, socket or device in an
+    untrusted tree) is skipped instead of blocking or reading a device."""
     if stat.S_ISREG(os.lstat(src).st_mode):
-        shutil.copy2(src, dst)
+        shutil.copy2(src, dst, follow_symlinks=False)
 
 
-def copy_tree(src: Path, dst: Path, **kw) -> list[str]:
-    """copytree for untrusted trees: symlinks stay links, special files are skipped, and so is a file
-    hard-linked to something outside the tree (copying it as root would copy, say, a private host file
-    the link points at). Returns the skipped hard links (paths relative to ``src``)."""
-    src = Path(src)
+@dataclass
+class Copied:
+    """What :func:`copy_tree` left out, relative to its source."""
+
+    hard_links: list[str] = field(default_factory=list)  # regular files also linked from outside the tree
+    refused: list[str] = field(default_factory=list)  # special files, too deep, unreadable ("rel: why")
+
+
+def copy_tree(src: Path, dst: Path, *, skip_top: Iterable[str] = (), dirs_exist_ok: bool = False) -> Copied:
+    """Copy an untrusted tree: directories and regular files, symlinks as links (never followed), special
+    files refused, and a file hard-linked to something outside the tree skipped (copying it as root would
+    copy, say, a private host file the link points at). Directory modes are applied last, so a read-only
+    directory in the source cannot stop the copy."""
+    src, dst = Path(src), Path(dst)
+    entries = list(walk := Walk(src, skip_top=skip_top))
     inside: dict[tuple[int, int], int] = {}
-    for dirpath, _, files in os.walk(src):
-        for n in files:
-            st = os.lstat(os.path.join(dirpath, n))
-            if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
-                inside[(st.st_dev, st.st_ino)] = inside.get((st.st_dev, st.st_ino), 0) + 1
-    skipped: list[str] = []
+    for e in entries:
+        if e.is_file and e.st.st_nlink > 1:
+            key = (e.st.st_dev, e.st.st_ino)
+            inside[key] = inside.get(key, 0) + 1
+    out = Copied(refused=list(walk.refused))
+    dst.mkdir(parents=True, exist_ok=dirs_exist_ok)
+    dirs = [(str(src), str(dst))]
+    for e in entries:
+        target = os.path.join(dst, e.rel)
+        if e.is_dir:
+            os.makedirs(target, exist_ok=dirs_exist_ok)
+            dirs.append((e.path, target))
+        elif e.is_link:
+            if dirs_exist_ok and os.path.lexists(target):
+                os.unlink(target)
+            os.symlink(os.readlink(e.path), target)
+        elif e.is_file:
+            if e.st.st_nlink > inside.get((e.st.st_dev, e.st.st_ino), 1):
+                out.hard_links.append(e.rel)
+                continue
+            shutil.copy2(e.path, target, follow_symlinks=False)
+        else:
+            out.refused.append(f"{e.rel}: not a regular file, directory or link (mode {stat.filemode(e.st.st_mode)})")
+    for s, d in reversed(dirs):
+        shutil.copystat(s, d, follow_symlinks=False)
+    return out
 
-    def copy(s: str, d: str) -> None:
-        st = os.lstat(s)
-        if stat.S_ISREG(st.st_mode) and st.st_nlink > inside.get((st.st_dev, st.st_ino), 1):
-            skipped.append(Path(s).relative_to(src).as_posix())
-            return
-        copy_regular(s, d)
 
-    shutil.copytree(src, dst, symlinks=True, ignore_dangling_symlinks=True, copy_function=copy, **kw)
-    return skipped
+def chmod_tree(root: Path, file_mode: int, dir_mode: int) -> None:
+    """chmod every directory and regular file under root (links and special files untouched); a
+    directory is changed before it is listed, so even a tree left at mode 000 can be opened up."""
+    def open_up(path: str) -> None:
+        os.chmod(path, dir_mode)
+
+    for e in Walk(root, on_dir=open_up, max_depth=1 << 30):
+        if e.is_file:
+            os.chmod(e.path, file_mode)
+
+
+def remove_tree(path: Path | str) -> None:
+    """Delete a tree of any depth (without recursion, through directory descriptors, so neither Python's
+    recursion limit nor PATH_MAX stops it) and never through a link. Missing paths are fine."""
+    path = os.fspath(path)
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISDIR(st.st_mode):
+        os.unlink(path)
+        return
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+
+    def open_dir(name: str, dir_fd: int | None) -> tuple[int, list[str]]:
+        try:
+            fd = os.open(name, flags, dir_fd=dir_fd)
+        except PermissionError:  # a mode-000 directory (only root opens it as it is)
+            os.chmod(name, 0o700, dir_fd=dir_fd)
+            fd = os.open(name, flags, dir_fd=dir_fd)
+        os.fchmod(fd, 0o700)  # entries of a read-only directory cannot be unlinked otherwise
+        subdirs = []
+        with os.scandir(fd) as it:
+            for e in it:
+                if e.is_dir(follow_symlinks=False):
+                    subdirs.append(e.name)
+                else:
+                    os.unlink(e.name, dir_fd=fd)
+        return fd, subdirs
+
+    stack = [open_dir(path, None)]
+    names: list[str] = []
+    try:
+        while stack:
+            fd, subdirs = stack[-1]
+            if subdirs:
+                name = subdirs.pop()
+                stack.append(open_dir(name, fd))
+                names.append(name)
+                continue
+            os.close(fd)
+            stack.pop()
+            if stack:
+                os.rmdir(names.pop(), dir_fd=stack[-1][0])
+    finally:
+        for fd, _ in stack:
+            os.close(fd)
+    os.rmdir(path)
 
 
 def sha256_file(path: Path) -> str:
@@ -92,35 +250,21 @@ def sha256_bytes(data: bytes) -> str:
 
 
 def iter_files(root: Path, exclude_top: Iterable[str] = ()) -> Iterable[Path]:
-    """Files and symlinks under root, sorted, never following symlinks; skips top-level names given."""
-    root = Path(root)
-    skip = set(exclude_top)
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        rel_dir = Path(dirpath).relative_to(root)
-        if rel_dir == Path("."):
-            dirnames[:] = [d for d in dirnames if d not in skip]
-            filenames = [f for f in filenames if f not in skip]
-        dirnames.sort()
-        for name in sorted(filenames):
-            yield Path(dirpath) / name
-        # symlinked directories appear in dirnames but are not walked; report them as entries
-        for d in list(dirnames):
-            p = Path(dirpath) / d
-            if p.is_symlink():
-                dirnames.remove(d)
-                yield p
+    """Every entry under root that is not a directory (files, links, special files), parents' entries
+    before their children's, names sorted, never following links; skips top-level names given."""
+    for e in Walk(root, skip_top=exclude_top):
+        if not e.is_dir:
+            yield Path(e.path)
 
 
 def tree_hashes(root: Path, exclude_top: Iterable[str] = ()) -> dict[str, str]:
-    """{relative path: sha256} of every file under root; a symlink hashes as its target text."""
+    """{relative path: sha256} of every regular file under root; a symlink hashes as its target text."""
     out: dict[str, str] = {}
-    root = Path(root)
-    for p in iter_files(root, exclude_top):
-        rel = p.relative_to(root).as_posix()
-        if p.is_symlink():
-            out[rel] = "symlink:" + sha256_bytes(os.readlink(p).encode("utf-8", "surrogateescape"))
-        elif p.is_file():
-            out[rel] = sha256_file(p)
+    for e in Walk(root, skip_top=exclude_top):
+        if e.is_link:
+            out[e.rel] = "symlink:" + sha256_bytes(os.readlink(e.path).encode("utf-8", "surrogateescape"))
+        elif e.is_file:
+            out[e.rel] = sha256_file(Path(e.path))
     return dict(sorted(out.items()))
 
 

@@ -178,6 +178,12 @@ class TrialPaths:
         return self.root / "notebooks"
 
 
+def run_of(trial_dir: Path | str) -> Path | None:
+    """The run directory holding a trial (RUN/trials/TRIAL), or None for a trial outside a run."""
+    root = Path(trial_dir).resolve()
+    return root.parent.parent if root.parent.name == "trials" else None
+
+
 @dataclass(frozen=True)
 class RunPaths:
     root: Path

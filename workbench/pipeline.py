@@ -18,56 +18,21 @@ import shutil
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import BaseModel, Field
+from typing import Any
 
 from . import __version__, stages
 from .errors import WorkbenchError
-from .evidence import make_writable
-from .io import atomic_write_json, read_json
+from .io import atomic_write_json, read_json, remove_tree
 from .matrix import AgentConfig
 from .paths import RunPaths, TrialPaths
+from .scoring.results import Scores, outcome_fields
 from .task import Task
+from .trial_record import STAGES, StageRecord, TrialRecord, now, read_trial  # noqa: F401 (re-exported)
 
 log = logging.getLogger(__name__)
 
-STAGES = ("session", "replay", "score", "review")
 LOCK_WAIT_SEC = 120.0
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
-
-
-class StageRecord(BaseModel):
-    status: Literal["pending", "running", "done", "failed"] = "pending"
-    started_at: str | None = None
-    seconds: float | None = None
-    error: str | None = None
-    notebook: str | None = None
-
-
-class TrialRecord(BaseModel):
-    """trial.json"""
-
-    id: str
-    task: str
-    task_dir: str | None = None  # where the task package was read from (reviewers see its rubric)
-    task_meta: dict[str, Any] = Field(default_factory=dict)  # field, domain, scoring: for analysis by field
-    config: AgentConfig
-    attempt: int
-    engine: str
-    status: Literal["running", "complete", "infra_error"] = "running"
-    started_at: str = Field(default_factory=_now)
-    finished_at: str | None = None
-    stages: dict[str, StageRecord] = Field(default_factory=lambda: {s: StageRecord() for s in STAGES})
-    fallback: dict[str, str] | None = None
-    outcome: dict[str, Any] = Field(default_factory=dict)
-    error: str | None = None
-    workbench_version: str = __version__
 
 
 def _slug(text: str) -> str:
@@ -76,14 +41,6 @@ def _slug(text: str) -> str:
 
 def trial_id(task_id: str, config_name: str, attempt: int) -> str:
     return f"{_slug(task_id)}__{_slug(config_name)}__{attempt}"
-
-
-def read_trial(tp: TrialPaths) -> TrialRecord | None:
-    """The trial's record, or None when absent or unreadable (treated as never run)."""
-    try:
-        return TrialRecord.model_validate_json(tp.trial_json.read_text())
-    except (FileNotFoundError, ValueError):
-        return None
 
 
 # --- engines -----------------------------------------------------------------------------------
@@ -147,7 +104,7 @@ class _Runner:
 
     def stage(self, key: str, stage: str, params: dict[str, Any]) -> dict[str, Any]:
         st = self.record.stages.setdefault(key, StageRecord())
-        st.status, st.started_at = "running", _now()
+        st.status, st.started_at = "running", now()
         if self.engine.name == "papermill":
             from .notebooks import STAGE_NOTEBOOKS
 
@@ -161,7 +118,7 @@ class _Runner:
             st.status, st.error = "failed", f"{type(exc).__name__}: {exc}"
             st.seconds = round(time.monotonic() - t0, 3)
             self.record.status, self.record.error = "infra_error", f"{key}: {st.error}"
-            self.record.finished_at = _now()
+            self.record.finished_at = now()
             self.save()
             raise
         st.status, st.seconds = "done", round(time.monotonic() - t0, 3)
@@ -179,7 +136,7 @@ def run_trial(task: Task, config: AgentConfig, out: Path, *, attempt: int = 1, e
     """One trial end to end into ``out/trials/<trial-id>/``; the caller holds no lock, this takes it.
 
     ``judge`` ({"model": ..., optional settings}) turns on the LLM judge for judge leaves."""
-    run = RunPaths(Path(out))
+    run = RunPaths(Path(out).resolve())
     tid = trial_id(task.id, config.name, attempt)
     with trial_lock(run, tid):
         return _run_locked(task, config, run, tid, attempt, get_engine(engine), timeout, sandbox, fallbacks or {},
@@ -188,9 +145,7 @@ def run_trial(task: Task, config: AgentConfig, out: Path, *, attempt: int = 1, e
 
 def _run_locked(task, config, run, tid, attempt, engine, timeout, sandbox, fallbacks, judge) -> TrialRecord:
     tp = run.trial(tid)
-    if tp.root.exists():
-        make_writable(tp.root)
-        shutil.rmtree(tp.root)
+    remove_tree(tp.root)
     tp.root.mkdir(parents=True)
     md = task.config.metadata
     record = TrialRecord(id=tid, task=task.id, task_dir=str(task.root.resolve()), config=config, attempt=attempt,
@@ -208,24 +163,18 @@ def _run_locked(task, config, run, tid, attempt, engine, timeout, sandbox, fallb
         record.fallback = {"refused_by": config.name, "used": fb.name}
         delivery = r.stage("fallback_session", "session", _session_params(p, fb, sandbox))
     prov = r.stage("replay", "replay", {**p, "timeout": timeout, "sandbox": sandbox})
-    scores = r.stage("score", "score", {**p, "judge": judge})
-    queue = r.stage("review", "review", p)
+    r.stage("score", "score", {**p, "judge": judge})
+    r.stage("review", "review", p)
 
-    record.status, record.finished_at = "complete", _now()
+    record.status, record.finished_at = "complete", now()
     record.outcome = {
         "delivery": delivery["status"],
         "agent_status": delivery["agent_status"],
         "refused": refused,
         "fallback_used": record.fallback["used"] if record.fallback else None,
         "replay": prov["status"],
-        "R": scores["R"],
-        "full": scores["full"],
-        "coverage": scores["coverage"],
-        "final": scores["final"],
-        "needs_rescoring": scores["needs_rescoring"],
-        "phases": scores["phases"],
-        "judge_usage": scores.get("judge_usage"),
-        "pending_review": queue["pending"],
+        # the score fields come from scores.json, their one source (as after every later review)
+        **outcome_fields(Scores.model_validate_json(tp.scores.read_text())),
     }
     r.save()
     return record

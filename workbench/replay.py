@@ -24,8 +24,8 @@ from pydantic import BaseModel, Field
 
 from . import __version__
 from .env import environment_for
-from .evidence import freeze, make_writable
-from .io import atomic_write_json, copy_tree, digest_of, tree_hashes
+from .evidence import freeze
+from .io import Walk, atomic_write_json, copy_tree, digest_of, remove_tree, tree_hashes
 from .paths import TrialPaths
 from .sandbox import Limits, Mount, SandboxResult, SandboxSpec, get_sandbox
 from .task import Task
@@ -61,6 +61,8 @@ class Provenance(BaseModel):
     stray_files: list[str] = Field(default_factory=list)
     limit_exceeded: str | None = None  # the storage or file-count limit that stopped the replay
     hard_links_skipped: list[str] = Field(default_factory=list)  # submission files linked to outside files
+    # entries that are not frozen: special files, trees nested too deep or with too long paths ("path: why")
+    refused_entries: list[str] = Field(default_factory=list)
     log_bytes_dropped: dict[str, int] = Field(default_factory=dict)  # output beyond the log cap
     leftover_processes_killed: int = 0
     queued_sec: float = 0.0
@@ -75,29 +77,24 @@ def _now() -> str:
 
 
 def _count_files(p: Path) -> int:
-    if p.is_symlink() or p.is_file():
+    if p.is_symlink() or not p.is_dir():
         return 1
-    return sum(len(files) for _, _, files in os.walk(p))
+    return sum(1 for e in Walk(p) if not e.is_dir)
 
 
-def _remove(p: Path) -> None:
-    if p.is_symlink() or p.is_file():
-        p.unlink()
-    elif p.is_dir():
-        shutil.rmtree(p)
-
-
-def _stage_evidence(delivered: Path, work: Path, outputs: list[str], dest: Path) -> None:
-    """Sources as delivered (never the replay's copy) plus the output roots the replay regenerated."""
+def _stage_evidence(delivered: Path, work: Path, outputs: list[str], dest: Path) -> list[str]:
+    """Sources as delivered (never the replay's copy) plus the output roots the replay regenerated;
+    returns what was refused (special files, trees nested too deep), relative to the submission."""
+    refused: list[str] = []
     if delivered.is_dir():
-        copy_tree(delivered, dest,
-                  ignore=lambda d, names: [n for n in names if Path(d) == delivered and n in outputs])
+        refused += copy_tree(delivered, dest, skip_top=outputs).refused
     else:
         dest.mkdir()
     for root in outputs:
         src = work / root
         if src.is_dir() and not src.is_symlink():
-            copy_tree(src, dest / root, dirs_exist_ok=True)
+            refused += [f"{root}/{r}" for r in copy_tree(src, dest / root, dirs_exist_ok=True).refused]
+    return refused
 
 
 def limits_for(task: Task, timeout: float | None = None) -> Limits:
@@ -135,8 +132,8 @@ def sandbox_env(env_dir: str | None, cpus: int, keep_path: bool = False) -> dict
 def replay(task: Task, submission: Path, trial_dir: Path, *, timeout: float | None = None,
            sandbox: str = "bwrap") -> Provenance:
     """Replay ``submission`` for ``task`` into ``trial_dir`` (replay/ and evidence/)."""
-    tp = TrialPaths(Path(trial_dir))
-    submission = Path(submission)
+    tp = TrialPaths(Path(trial_dir).resolve())
+    submission = Path(submission).resolve()
     box = get_sandbox(sandbox)
     env, image = environment_for(task, box.name, getattr(box, "client", None))
     limits = limits_for(task, timeout)
@@ -149,8 +146,10 @@ def replay(task: Task, submission: Path, trial_dir: Path, *, timeout: float | No
     work = staging / "submission"
     try:
         skipped_links: list[str] = []
+        refused: list[str] = []
         if submission.is_dir():
-            skipped_links = copy_tree(submission, work)
+            copied = copy_tree(submission, work)
+            skipped_links, refused = copied.hard_links, copied.refused
         else:
             work.mkdir()
         removed = {}
@@ -158,7 +157,7 @@ def replay(task: Task, submission: Path, trial_dir: Path, *, timeout: float | No
             p = work / root
             if p.exists() or p.is_symlink():
                 removed[root] = _count_files(p)
-                _remove(p)
+                remove_tree(p)
             p.mkdir()
         before = tree_hashes(work, exclude_top=outputs)
         box.prepare(staging)
@@ -198,11 +197,12 @@ def replay(task: Task, submission: Path, trial_dir: Path, *, timeout: float | No
 
         ev_stage = staging / "evidence"
         ev_stage.mkdir()
-        _stage_evidence(submission, work, [] if result.limit_exceeded else outputs, ev_stage / "submission")
+        refused += _stage_evidence(submission, work, [] if result.limit_exceeded else outputs,
+                                   ev_stage / "submission")
         (ev_stage / "replay").mkdir()
         shutil.copy2(tp.stdout_log, ev_stage / "replay" / "stdout.log")
         shutil.copy2(tp.stderr_log, ev_stage / "replay" / "stderr.log")
-        manifest_digest = freeze(ev_stage, tp.evidence)
+        manifest_digest, _ = freeze(ev_stage, tp.evidence)
 
         prov = Provenance(
             task=task.id,
@@ -228,6 +228,7 @@ def replay(task: Task, submission: Path, trial_dir: Path, *, timeout: float | No
             leftover_processes_killed=result.leftover_processes_killed,
             limit_exceeded=result.limit_exceeded,
             hard_links_skipped=skipped_links,
+            refused_entries=sorted(set(refused))[:1000],
             log_bytes_dropped=result.log_bytes_dropped,
             queued_sec=result.queued_sec,
             cores=result.cores,
@@ -237,5 +238,4 @@ def replay(task: Task, submission: Path, trial_dir: Path, *, timeout: float | No
         atomic_write_json(tp.provenance, prov.model_dump())
         return prov
     finally:
-        make_writable(staging)
-        shutil.rmtree(staging, ignore_errors=True)
+        remove_tree(staging)

@@ -10,7 +10,6 @@ Failures of the infrastructure (model endpoint, sandbox, environment) propagate 
 from __future__ import annotations
 
 import logging
-import shutil
 from pathlib import Path
 from typing import Any, Literal
 
@@ -19,8 +18,7 @@ from pydantic import BaseModel, Field
 from .agents import Budget, TaskView, Trajectory, get_agent
 from .agents.workspace import Workspace
 from .env import environment_for
-from .evidence import make_writable
-from .io import atomic_write_json, digest_of, tree_hashes
+from .io import atomic_write_json, copy_tree, digest_of, remove_tree, tree_hashes
 from .matrix import AgentConfig
 from .paths import TrialPaths
 from .task import Task
@@ -75,12 +73,10 @@ def run_session(task: Task, config: AgentConfig | dict[str, Any], trial_dir: Pat
     config = AgentConfig.model_validate(config)
     tp = TrialPaths(Path(trial_dir))
     agent = get_agent(config.agent, model=config.model, options=config.options)
-    if tp.session.exists():
-        make_writable(tp.session)
-        shutil.rmtree(tp.session)
+    remove_tree(tp.session)
     tp.session.mkdir(parents=True)
     if task.paths.starter.is_dir():
-        shutil.copytree(task.paths.starter, tp.submission, symlinks=True)
+        copy_tree(task.paths.starter, tp.submission)
     else:
         tp.submission.mkdir()
     view = TaskView.of(task)

@@ -44,9 +44,10 @@ def score(task_dir: str, trial_dir: str, judge: dict[str, Any] | None = None) ->
     counts: dict[str, int] = {}
     for lf in s.leaves:
         counts[lf.status] = counts.get(lf.status, 0) + 1
-    return {"R": s.R, "full": s.full, "coverage": s.coverage, "final": s.final, "phases": s.phases,
-            "needs_rescoring": s.needs_rescoring, "leaf_status": counts, "fingerprint": s.fingerprint["digest"],
-            "judge_usage": s.judge_usage, "fingerprint_changes": s.fingerprint_changes}
+    return {"R": s.R, "R_upper": s.R_upper, "full": s.full, "coverage": s.coverage, "final": s.final,
+            "phases": s.phases, "needs_rescoring": s.needs_rescoring, "leaf_status": counts,
+            "fingerprint": s.fingerprint["digest"], "judge_usage": s.judge_usage,
+            "fingerprint_changes": s.fingerprint_changes}
 
 
 def review(task_dir: str, trial_dir: str) -> dict[str, Any]:

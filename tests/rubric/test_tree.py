@@ -1,12 +1,13 @@
 import json
 import math
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import EXTERNAL
 from workbench.errors import ValidationProblem
-from workbench.rubric import aggregate, graded_root_score, is_full, load_rubric, parse_rubric, phase_of
+from workbench.rubric import graded_root_score, is_full, load_rubric, parse_rubric, phase_of
 
 EXTERNAL_RUBRICS = sorted(p for p in EXTERNAL.rglob("*.json") if "rubric" in p.name or "graded" in p.parts
                           or "rubrics" in p.parts)
@@ -48,10 +49,26 @@ def test_effective_weight_is_the_product_of_sibling_shares():
     assert w == pytest.approx({"a1": 0.25 * 0.25, "a2": 0.25 * 0.75, "b1": 0.75})
     assert rubric.stats() == {"leaves": 3, "phases": {"modeling": 0.0625, "execution": 0.1875, "validation": 0.75},
                               "weight_sum": 1.0}
-    out = aggregate(rubric, {"a1": 1, "a2": 0, "b1": 1})
-    assert out["R"] == pytest.approx(0.8125)
-    assert out["phases"] == pytest.approx({"modeling": 0.0625, "execution": 0.0, "validation": 0.75})
-    assert sum(out["phases"].values()) == pytest.approx(out["R"])
+    assert {lf.id: lf.weight for lf in rubric.leaves} == {"a1": Fraction(1, 16), "a2": Fraction(3, 16),
+                                                         "b1": Fraction(3, 4)}
+
+
+def test_weights_are_exact_fractions_of_the_weights_as_written():
+    rubric = parse_rubric({"id": "r", "sub_tasks": [leaf("a", w=0.1), leaf("b", w=0.2), leaf("c", w=0.4),
+                                                    leaf("d", w=0.3)]})
+    w = [lf.weight for lf in rubric.leaves]
+    assert w == [Fraction(1, 10), Fraction(1, 5), Fraction(2, 5), Fraction(3, 10)]
+    passed = [lf.effective_weight for lf in rubric.leaves[1:]]
+    assert sum(passed) > 0.9 and not is_full(sum(w[1:]))  # summed floats would call exactly 0.9 full
+
+
+def test_a_gate_reaches_every_leaf_of_its_sibling_subtrees():
+    rubric = parse_rubric({"id": "r", "sub_tasks": [
+        leaf("g", gate=True),
+        {"id": "s", "sub_tasks": [leaf("s1"), {"id": "t", "sub_tasks": [leaf("t1"), leaf("t2")]}]},
+        leaf("x")]})
+    scope = {lf.id: lf.gate_scope for lf in rubric.leaves}
+    assert scope["g"] == ("s1", "t1", "t2", "x") and scope["s1"] == ()
 
 
 def test_weight_zero_leaves_are_kept_but_weigh_nothing():

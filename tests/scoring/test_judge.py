@@ -130,12 +130,32 @@ def test_invalid_replies_are_reasked_a_bounded_number_of_times(judged_trial):
     assert _leaves(s)["J2"].status == "withheld" and "no valid verdict after 3 replies" in _leaves(s)["J2"].error
 
 
-def test_missing_evidence_scores_zero_with_the_reason(judged_trial):
+def test_the_judges_missing_counts_only_when_the_workbench_finds_evidence_missing(judged_trial):
     task, trial = judged_trial
-    with ScriptedServer([verdict(1, access="missing", reason="no derivation file"), verdict(1)]) as server:
+    # J1's files exist: "missing" is re-asked, and a judge that insists leaves the leaf withheld, never 0
+    script = [verdict(1, access="missing", reason="no derivation file"), verdict(1), verdict(0.5)]
+    with ScriptedServer(script) as server:
         s = score_trial(task, trial, judge=settings(server))
+        reask = [m["content"] for m in server.requests[1]["messages"] if m["role"] == "user"][-1]
+    assert "the workbench found every evidence input" in reask
+    assert (_leaves(s)["J1"].status, _leaves(s)["J1"].score) == ("scored", 1.0)
+    stubborn = [verdict(0, access="missing")] * 3 + [verdict(0.5)]
+    with ScriptedServer(stubborn) as server:
+        s = score_trial(task, trial, judge=settings(server), only_leaves={"J1"})
     j1 = _leaves(s)["J1"]
-    assert (j1.status, j1.score) == ("missing_evidence", 0.0) and "no derivation file" in j1.rationale
+    assert j1.status == "withheld" and "evidence is missing, but the workbench found" in j1.error
+    assert s.needs_rescoring and s.R < 2 / 3
+
+
+def test_missing_evidence_scores_zero_when_the_workbench_agrees(tmp_path, submission):
+    task = load_task(write_task(tmp_path / "task", rubric=RUBRIC))
+    sub = submission({"reproduce.sh": "mkdir -p results\necho '{\"value\": 42}' > results/value.json\n",
+                      "src/model.py": "x = 42\n"})  # no report.md: one of J1's two inputs is missing
+    replay(task, sub, tmp_path / "runs" / "trials" / "t1")
+    with ScriptedServer([verdict(1, access="missing", reason="no report"), verdict(1)]) as server:
+        s = score_trial(task, tmp_path / "runs" / "trials" / "t1", judge=settings(server))
+    j1 = _leaves(s)["J1"]
+    assert (j1.status, j1.score) == ("missing_evidence", 0.0) and "no report" in j1.rationale
 
 
 def test_the_judge_can_inspect_evidence_with_read_only_tools_in_a_bounded_loop(judged_trial):

@@ -32,15 +32,27 @@ def test_a_sota_task_without_a_rubric_scores_each_instance_against_the_sota(tmp_
     assert nop.sota["g"] == -1.0 and nop.sota["band"] == "below" and nop.R == 0.0
     assert nop.sota["instances"]["a"]["error"] == "no pred.json"
     saved = json.loads((tmp_path / "oracle" / "scores.json").read_text())
-    assert saved["sota"]["band"] == "surpass" and "evaluator.py" in saved["fingerprint"]
+    assert saved["sota"]["band"] == "surpass" and saved["fingerprint"]["scoring_inputs"]
 
 
-def test_an_evaluator_that_crashes_is_withheld_not_scored_minus_one(tmp_path):
-    crash = "def run_evaluation():\n    raise RuntimeError('gpu')\n"
-    task = load_task(write_sota_task(tmp_path / "task", evaluator=crash))
+@pytest.mark.parametrize("evaluator,why", [
+    ("import numpy_that_is_not_installed\ndef run_evaluation():\n    return {}\n", "ModuleNotFoundError"),
+    ("def run_evaluation():\n    return undefined\n", "NameError"),
+    ("class InfrastructureFault(Exception):\n    pass\ndef run_evaluation():\n"
+     "    raise InfrastructureFault('no gpu')\n", "no gpu")])
+def test_an_evaluator_that_cannot_run_is_withheld_not_scored_minus_one(tmp_path, evaluator, why):
+    task = load_task(write_sota_task(tmp_path / "task", evaluator=evaluator))
     s = _score(task, task.paths.solution, tmp_path / "t")
-    assert s.sota["withheld"] and s.sota["g"] is None and "RuntimeError: gpu" in s.sota["error"]
+    assert s.sota["withheld"] and s.sota["g"] is None and why in s.sota["error"]
     assert {lf.status for lf in s.leaves} == {"withheld"} and s.needs_rescoring and s.coverage == 0
+
+
+def test_an_evaluator_that_fails_on_the_submissions_files_is_the_submissions_failure(tmp_path):
+    chokes = "import json\ndef run_evaluation():\n    return {'a': {'acc': float('oops')}}\n"
+    task = load_task(write_sota_task(tmp_path / "task", evaluator=chokes))
+    s = _score(task, task.paths.solution, tmp_path / "t")
+    assert not s.sota["withheld"] and s.sota["g"] == -1.0 and s.sota["band"] == "below"
+    assert "ValueError" in s.sota["instances"]["a"]["error"] and not s.needs_rescoring and s.R == 0
 
 
 def test_task_check_rejects_a_zero_sota_and_a_missing_evaluator(tmp_path):

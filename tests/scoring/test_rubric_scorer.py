@@ -52,15 +52,42 @@ def test_missing_evidence_zeroes_only_the_leaves_that_need_it(tmp_path, submissi
     assert s2.final and s2.coverage == pytest.approx(1.0)
 
 
-def test_a_crashing_task_check_is_withheld_not_zero(tmp_path, submission):
+CHECKS = """from workbench.scoring import task_check
+from workbench.scoring.faults import InfrastructureFault
+
+@task_check
+def broken(ev):
+    return undefined_name
+
+@task_check
+def no_license(ev):
+    raise InfrastructureFault("the licence server is down")
+
+@task_check
+def parse(ev):
+    return float(ev.read_json("results/value.json")["value"]) == 42
+"""
+
+
+@pytest.mark.parametrize("name", ["broken", "no_license"])
+def test_a_check_whose_own_code_or_environment_fails_is_withheld_not_zero(tmp_path, submission, name):
     rubric = json.loads(json.dumps(MINI_RUBRIC))
-    rubric["sub_tasks"][0]["sub_tasks"][0]["check"] = {"kind": "task", "name": "boom"}
-    checks = "from workbench.scoring import task_check\n\n@task_check\ndef boom(ev):\n    return 1 / 0\n"
-    s = _score(tmp_path, submission, GOOD, rubric=rubric, checks_py=checks)
+    rubric["sub_tasks"][0]["sub_tasks"][0]["check"] = {"kind": "task", "name": name}
+    s = _score(tmp_path, submission, GOOD, rubric=rubric, checks_py=CHECKS)
     m1 = {lf.id: lf for lf in s.leaves}["m1"]
-    assert m1.status == "withheld" and m1.score is None and "ZeroDivisionError" in m1.error
+    assert m1.status == "withheld" and m1.score is None
+    assert ("NameError" if name == "broken" else "licence server") in m1.error
     assert s.needs_rescoring and s.coverage == pytest.approx(0.5)
     assert s.R == pytest.approx(0.5)
+
+
+def test_a_check_that_chokes_on_what_the_submission_wrote_scores_zero_with_the_reason(tmp_path, submission):
+    rubric = json.loads(json.dumps(MINI_RUBRIC))
+    rubric["sub_tasks"][0]["sub_tasks"][0]["check"] = {"kind": "task", "name": "parse"}
+    s = _score(tmp_path, submission, GOOD.replace("42", '"oops"'), rubric=rubric, checks_py=CHECKS)
+    m1 = {lf.id: lf for lf in s.leaves}["m1"]
+    assert (m1.status, m1.score) == ("scored", 0.0) and "could not convert string to float" in m1.rationale
+    assert not s.needs_rescoring
 
 
 def test_a_failing_gate_zeroes_its_siblings(tmp_path, submission):
@@ -75,7 +102,8 @@ def test_a_failing_gate_zeroes_its_siblings(tmp_path, submission):
     s = _score(tmp_path, submission, GOOD + "exit 1\n", rubric=rubric)
     by = {lf.id: lf for lf in s.leaves}
     assert by["g"].score == 0
-    assert by["a"].status == "gated" and by["a"].score == 0 and "gate leaf g failed" in by["a"].rationale
-    assert by["b"].score == 1  # not a sibling of the gate
+    assert by["a"].status == "gated" and by["a"].score == 0 and "gated: g scored 0" in by["a"].rationale
+    assert by["a"].machine["score"] == 1.0  # kept, so a review of the gate restores it
+    assert by["b"].status == "gated"  # a gate reaches its sibling subtrees, not only sibling leaves
     ok = _score(tmp_path / "2", submission, GOOD, rubric=rubric)
     assert ok.R == pytest.approx(1.0) and ok.full

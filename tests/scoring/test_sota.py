@@ -80,8 +80,11 @@ def test_task_g_is_the_mean_over_instances_with_failures_at_minus_one():
     assert block["g"] == pytest.approx((0.1 + 0.5 - 1.0) / 3)
     assert block["band"] == "below"
     assert block["instances"]["c"]["error"] == "no predictions"
-    withheld = evaluate(spec, None, "the evaluator timed out")
+    withheld = evaluate(spec, None, "the evaluator could not start", withheld=True)
     assert withheld["withheld"] and withheld["g"] is None and withheld["band"] is None
+    rejected = evaluate(spec, None, "the evaluator ran out of time on the submission's outputs")
+    assert rejected["g"] == -1.0 and rejected["band"] == "below"
+    assert "ran out of time" in rejected["instances"]["a"]["error"]
     assert math.isclose(evaluate(spec, {})["g"], -1.0)
 
 

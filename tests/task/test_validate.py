@@ -39,7 +39,8 @@ def test_a_well_calibrated_task_validates_and_records_it(tmp_path):
     task = _calibrated(tmp_path)
     rec = validate_task(task, install=False)
     assert rec.passed, [c for c in rec.checks if not c.passed]
-    assert {c.name for c in rec.checks} >= {"oracle R > 0.9", "nop R = 0", "invalid < 0.3", "reference replays agree"}
+    assert {c.name for c in rec.checks} >= {"oracle R > 0.9", "nop R = 0", "invalid < 0.3 (pending leaves passed)",
+                                               "reference replays agree"}
     assert (rec.runs["oracle-1"]["R"], rec.runs["calibration/partial"]["R"], rec.runs["calibration/invalid"]["R"],
             rec.runs["nop"]["R"]) == pytest.approx((1.0, 0.75, 0.25, 0.0))
     on_disk = json.loads((task.paths.tests / "validation.json").read_text())
@@ -53,8 +54,28 @@ def test_validation_fails_when_calibration_is_out_of_order(tmp_path):
                                         'echo x > results/log.txt\n')
     rec = validate_task(task, install=False, write=False)
     failed = {c.name for c in rec.checks if not c.passed}
-    assert failed == {"invalid < 0.3", "invalid < partial < oracle"}
+    assert failed == {"invalid < 0.3 (pending leaves passed)", "invalid < partial < oracle"}
+
     assert not (task.paths.tests / "validation.json").exists()  # write=False leaves no record
+
+def test_an_invalid_submission_must_stay_below_0_3_with_its_pending_leaves_passed(tmp_path):
+    # only the expert leaf's log: R = 0 (its leaf is pending), but if the expert passed it R would be 0.25
+    rubric = {"id": "r", "sub_tasks": [
+        {"id": "e1", "weight": 3, "task_category": "Execution",
+         "check": {"kind": "file_exists", "path": "results/value.json"}},
+        {"id": "x1", "weight": 1, "task_category": "Validation", "method": "expert",
+         "evidence_inputs": [{"path": "submission/results/log.txt"}]},
+        {"id": "x2", "weight": 1, "task_category": "Validation", "method": "expert",
+         "evidence_inputs": [{"path": "submission/results/log.txt"}]}]}
+    root = write_task(tmp_path / "task", rubric=rubric)
+    for name, script in (("partial", "mkdir -p results\necho 1 > results/value.json\n"),
+                         ("invalid", "mkdir -p results\necho looks-right > results/log.txt\n")):
+        (root / "calibration" / name).mkdir(parents=True)
+        (root / "calibration" / name / "reproduce.sh").write_text(script)
+    rec = validate_task(load_task(root), install=False, write=False)
+    check = next(c for c in rec.checks if c.name.startswith("invalid < 0.3"))
+    assert rec.runs["calibration/invalid"]["R"] == 0.0  # the lower bound alone would pass it
+    assert not check.passed and "R_upper = 0.4000" in check.detail
 
 
 def test_calibration_is_required(tmp_path):

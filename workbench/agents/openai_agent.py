@@ -15,7 +15,7 @@ from typing import Any
 
 from ..task import Task
 from .base import AgentResult, BaseAgent, Budget, TaskView, Trajectory, Usage, truncate
-from .llm import MAX_ATTEMPTS, AgentRequestError, Attempt, chat, make_client
+from .llm import MAX_ATTEMPTS, AgentRequestError, Attempt, ModelEndpointError, chat, make_client
 from .workspace import HOME, TASK_HOME, Workspace
 
 DEFAULT_TOOL_TIMEOUT = 600.0
@@ -118,6 +118,9 @@ class OpenAIAgent(BaseAgent):
             except TimeoutError as exc:
                 return AgentResult("timeout", str(exc), usage)
             except AgentRequestError as exc:
+                if usage.turns == 0:  # the very first request refused: the endpoint or its configuration
+                    raise ModelEndpointError(f"the model endpoint refused the first request (a misconfigured "
+                                             f"endpoint, model or request options, not the agent): {exc}") from None
                 return AgentResult("agent_error", str(exc), usage)
             usage.turns += 1
             msg = resp.choices[0].message

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import shutil
-
 from ..errors import WorkbenchError
-from ..io import copy_tree
+from ..io import copy_tree, remove_tree
 from ..task import Task
 from .base import AgentResult, BaseAgent, Budget, TaskView, Trajectory
 from .workspace import Workspace
@@ -21,7 +19,7 @@ class OracleAgent(BaseAgent):
             raise WorkbenchError(f"task {view.task_id} has no solution/ for the oracle agent")
         workdir = workspace.work
         for child in list(workdir.iterdir()):
-            shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()
+            remove_tree(child)
         copy_tree(task.paths.solution, workdir, dirs_exist_ok=True)
         trajectory.record("agent", "copied the reference solution into the submission",
                           tool_calls=[{"id": "oracle-1", "name": "copy_solution", "arguments": "{}"}])

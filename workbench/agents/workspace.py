@@ -17,14 +17,12 @@ from __future__ import annotations
 
 import os
 import shlex
-import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..evidence import make_writable
-from ..io import copy_tree
+from ..io import copy_tree, remove_tree
 from ..replay import sandbox_env
 from ..sandbox import Limits, Mount, SandboxSpec, get_sandbox
 from .base import TaskView, truncate
@@ -115,12 +113,9 @@ class Workspace:
 
     def close(self) -> None:
         """Copy the working copy back to the trial (whatever ended the session) and clean up."""
-        make_writable(self.staging)
-        if self.target.exists():
-            make_writable(self.target)
-            shutil.rmtree(self.target)
+        remove_tree(self.target)
         copy_tree(self.work, self.target)
-        shutil.rmtree(self.staging, ignore_errors=True)
+        remove_tree(self.staging)
 
     def __enter__(self) -> Workspace:
         return self

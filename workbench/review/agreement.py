@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..scoring.finalize import verdict
+
 
 def binarize(scores: Sequence[float]) -> list[int]:
-    return [1 if s >= 0.5 else 0 for s in scores]
+    return [verdict(s) for s in scores]
 
 
 def _f1(tp: int, fp: int, fn: int) -> float:

@@ -12,7 +12,8 @@ import html
 import json
 from pathlib import Path
 
-from ..evidence import MANIFEST, Evidence, MissingEvidence, normalize
+from ..evidence import Evidence, MissingEvidence, normalize, read_manifest
+from ..io import Walk
 
 TEXT_LINES = 40
 JSON_CHARS = 4000
@@ -21,18 +22,6 @@ IMAGE_BYTES = 3 * 1024 * 1024
 FILES_PER_DIR = 6
 IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
                ".svg": "image/svg+xml"}
-
-
-def manifest(evidence_root: Path) -> dict[str, str]:
-    """Evidence-relative path -> sha256, as frozen."""
-    mf = Path(evidence_root) / MANIFEST
-    if not mf.is_file():
-        return {}
-    out = {}
-    for line in mf.read_text(encoding="utf-8", errors="replace").splitlines():
-        digest, _, rel = line.partition("  ")
-        out[rel] = digest
-    return out
 
 
 def _pre(text: str) -> str:
@@ -113,12 +102,12 @@ def preview_file(ev: Evidence, rel: str, hashes: dict[str, str] | None = None) -
         return head + f"<div style='color:#b00'>missing: {html.escape(str(miss))}</div>"
     except (ValueError, OSError) as exc:
         body = f"<div style='color:#b00'>cannot preview: {html.escape(f'{type(exc).__name__}: {exc}')}</div>"
-    return head + _provenance(ev, rel, hashes if hashes is not None else manifest(ev.root)) + body
+    return head + _provenance(ev, rel, hashes if hashes is not None else read_manifest(ev.root)) + body
 
 
 def preview(ev: Evidence, ref: str, hashes: dict[str, str] | None = None) -> str:
     """An evidence reference (file, directory or glob) as HTML; a directory shows its first files."""
-    hashes = hashes if hashes is not None else manifest(ev.root)
+    hashes = hashes if hashes is not None else read_manifest(ev.root)
     rel = normalize(ref)
     if any(c in rel for c in "*?["):
         files = ev.glob(rel)
@@ -129,7 +118,7 @@ def preview(ev: Evidence, ref: str, hashes: dict[str, str] | None = None) -> str
             return preview_file(ev, rel, hashes)
         if not path.is_dir():
             return preview_file(ev, rel, hashes)
-        files = sorted(p.relative_to(ev.root.resolve()).as_posix() for p in path.rglob("*") if p.is_file())
+        files = sorted(f"{rel.rstrip('/')}/{e.rel}" for e in Walk(path) if e.is_file)
     if not files:
         return f"<h4><code>{html.escape(rel)}</code></h4><div style='color:#b00'>no files</div>"
     more = len(files) - FILES_PER_DIR

@@ -1,18 +1,11 @@
-"""Review records and what they do to a trial's scores.
+"""Review records: who scored which leaf, of which evidence, and what that did to the trial.
 
 Records are appended to the results store and never rewritten (who, when, leaf, old and new score,
-comment). A leaf's final score follows **adjudication > expert > judge/check**:
-
-* the latest adjudication, if any, decides (status ``adjudicated``);
-* else, once the run's required number of independent reviewers (default 1) have reviewed the leaf,
-  their latest scores decide if they agree (binary verdicts equal; continuous scores within 0.25):
-  the mean, status ``reviewed``; if they disagree the leaf is ``disputed`` (no score, outside R and
-  coverage) until someone adjudicates;
-* else the judge's or check's score stands.
-
-The machine result is kept in the leaf (``machine``) so the decisions can always be recomputed from the
-store; ``scores.json``, R and the index are rewritten after every review, and re-scoring a trial
-re-applies its reviews.
+comment, and what the review judged: the trial's evidence manifest digest and the leaf's evidence
+digest). What a record does to the scores is decided in one place, the finaliser
+(:mod:`workbench.scoring.finalize`): adjudication > agreeing reviewers > judge or check, then gates,
+then R. A record of other evidence (the same trial id re-run with another submission) is *stale*:
+shown in the reviewer and the review queue, never applied.
 """
 
 from __future__ import annotations
@@ -24,75 +17,16 @@ from typing import Any
 import pandas as pd
 
 from ..errors import WorkbenchError
-from ..io import atomic_write_json
-from ..paths import TrialPaths
+from ..paths import TrialPaths, run_of
+from ..scoring.finalize import KINDS, ReviewRecord
+from ..scoring.trial import refinalize
 from ..store import Store
-from .agreement import binarize
 
-CONTINUOUS_AGREEMENT = 0.25
-KINDS = ("review", "adjudication")
+__all__ = ["KINDS", "record_review", "rescore_from_reviews", "reviewers_required", "run_of", "stale_reviews"]
 
 
 def reviewers_required(store: Store, run: str) -> int:
     return int(store.get_setting(run, "reviewers_required", "1"))
-
-
-def resolve(rows: pd.DataFrame, required: int, scale: str = "binary") -> dict[str, Any] | None:
-    """The expert decision for one leaf from its review records (oldest first), or None."""
-    if rows.empty:
-        return None
-    adj = rows[rows["kind"] == "adjudication"]
-    if not adj.empty:
-        last = adj.iloc[-1]
-        return {"score": float(last.score), "status": "adjudicated", "reviewers": [last.reviewer],
-                "rationale": f"adjudicated by {last.reviewer}" + (f": {last.comment}" if last.comment else "")}
-    latest = rows[rows["kind"] == "review"].groupby("reviewer", sort=False).tail(1)
-    if len(latest) < required:
-        return None
-    scores = [float(x) for x in latest.score]
-    who = list(latest.reviewer)
-    agree = len(set(binarize(scores))) == 1 and (scale == "binary" or max(scores) - min(scores) <= CONTINUOUS_AGREEMENT)
-    if not agree:
-        return {"score": None, "status": "disputed", "reviewers": who,
-                "rationale": "reviewers disagree (" + ", ".join(f"{w}: {s:g}" for w, s in zip(who, scores, strict=True))
-                             + "); awaiting adjudication"}
-    comments = "; ".join(f"{w}: {c}" for w, c in zip(who, latest.comment, strict=True) if c)
-    return {"score": sum(scores) / len(scores), "status": "reviewed", "reviewers": who,
-            "rationale": f"reviewed by {', '.join(who)}" + (f" ({comments})" if comments else "")}
-
-
-def apply_reviews(scores, reviews: pd.DataFrame, required: int):
-    """A copy of ``scores`` (a Scores) with expert decisions applied and R recomputed.
-
-    Gates act on the machine scores; an expert decision overrides only the leaf it is about."""
-    from ..scoring.results import LeafScore
-    from ..scoring.rubric_scorer import summarize
-
-    leaves = []
-    for lf in scores.leaves:
-        machine = lf.machine or {"score": lf.score, "status": lf.status, "rationale": lf.rationale}
-        base = lf.model_copy(update={**machine, "machine": None, "review": None})
-        rows = reviews[reviews["leaf_id"] == lf.id] if not reviews.empty else reviews
-        decision = resolve(rows, required, lf.scale)
-        if decision is None:
-            leaves.append(base)
-            continue
-        leaves.append(LeafScore.model_validate({
-            **base.model_dump(), "score": decision["score"], "status": decision["status"],
-            "rationale": decision["rationale"], "machine": machine,
-            "review": {"reviewers": decision["reviewers"], "records": int(len(rows))}}))
-    update: dict[str, Any] = {"leaves": leaves, **summarize(leaves)}
-    if scores.qa is not None:  # expert-rated open questions change the OEQ ratings
-        from ..scoring.qa import oeq_summary
-
-        update["qa"] = {**scores.qa, **oeq_summary(leaves, scores.qa.get("oeq_ids", []))}
-    return scores.model_copy(update=update)
-
-
-def run_of(trial_dir: Path | str) -> Path | None:
-    """The run directory holding a trial (RUN/trials/TRIAL), or None for a trial outside a run."""
-    root = Path(trial_dir).resolve()
-    return root.parent.parent if root.parent.name == "trials" else None
 
 
 def _require_run(tp: TrialPaths) -> Path:
@@ -103,46 +37,38 @@ def _require_run(tp: TrialPaths) -> Path:
     return run
 
 
-def apply_stored_reviews(scores, tp: TrialPaths):
-    """``scores`` with the run's stored reviews applied, so re-scoring a trial never loses expert decisions."""
-    import os
-
-    run = run_of(tp.root)
-    if run is None or not (os.environ.get("WORKBENCH_STORE_URL") or (run / "results.db").is_file()):
-        return scores
-    store = Store.for_run(run)
-    found = store.reviews_for(run.name, tp.root.name)
-    if found.empty:
-        return scores
-    return apply_reviews(scores, found, reviewers_required(store, run.name))
-
-
 def rescore_from_reviews(trial_dir: Path | str, store: Store):
-    """Re-apply every review of a trial to its scores.json (atomically) and refresh trial.json and the index."""
-    from ..scoring.results import AWAITING, Scores
+    """Re-decide a trial from its machine results and every stored review; commits scores.json, trial.json's
+    outcome and the index row."""
+    _require_run(TrialPaths(Path(trial_dir)))
+    return refinalize(trial_dir, store)
 
-    tp = TrialPaths(Path(trial_dir))
-    run = _require_run(tp)
-    scores = Scores.model_validate_json(tp.scores.read_text())
-    updated = apply_reviews(scores, store.reviews_for(run.name, tp.root.name), reviewers_required(store, run.name))
-    atomic_write_json(tp.scores, updated.model_dump())
-    if tp.trial_json.is_file():
-        rec = json.loads(tp.trial_json.read_text())
-        if rec.get("outcome"):
-            rec["outcome"].update(R=updated.R, full=updated.full, coverage=updated.coverage, final=updated.final,
-                                  phases=updated.phases,
-                                  pending_review=sum(1 for lf in updated.leaves if lf.status in AWAITING))
-            atomic_write_json(tp.trial_json, rec)
-    store.upsert_trial(tp.root)
-    return updated
+
+def stale_reviews(store: Store, run_dir: Path | str) -> pd.DataFrame:
+    """Review records of a run that judged other evidence than the trial holds now: never applied."""
+    run = Path(run_dir).resolve()
+    rows = []
+    reviews = store.reviews_for(run.name)
+    for tid, group in (reviews.groupby("trial_id", sort=True) if not reviews.empty else []):
+        path = run / "trials" / tid / "scores.json"
+        scores = json.loads(path.read_text()) if path.is_file() else {"leaves": []}
+        leaves = {lf["id"]: lf for lf in scores["leaves"]}
+        for rec, row in zip(ReviewRecord.from_frame(group), group.itertuples(), strict=True):
+            leaf = leaves.get(rec.leaf_id)
+            if leaf is None or not rec.judged(scores.get("evidence_digest"), leaf.get("evidence_digest")):
+                why = ("the trial has no such leaf now" if leaf is None else
+                       "recorded before reviews were bound to evidence" if rec.evidence_digest is None else
+                       "the trial's evidence changed since (re-run or re-replayed)")
+                rows.append({"review_id": rec.review_id, "trial_id": tid, "leaf_id": rec.leaf_id,
+                             "reviewer": rec.reviewer, "score": rec.score, "created_at": row.created_at, "why": why})
+    return pd.DataFrame(rows, columns=["review_id", "trial_id", "leaf_id", "reviewer", "score", "created_at", "why"])
 
 
 def record_review(trial_dir: Path | str, leaf_id: str, score: float, *, reviewer: str, comment: str = "",
                   kind: str = "review", store: Store | None = None) -> dict[str, Any]:
-    """Append a review (or adjudication) and recompute the trial's scores; returns what changed.
-
-    Everything is checked before the record is written, so a rejected review leaves no trace."""
-    tp = TrialPaths(Path(trial_dir))
+    """Append a review (or adjudication) of the leaf's current evidence and re-decide the trial; returns what
+    changed. Everything is checked before the record is written, so a rejected review leaves no trace."""
+    tp = TrialPaths(Path(trial_dir).resolve())
     if not tp.scores.is_file():
         raise WorkbenchError(f"{tp.scores}: missing; score the trial before reviewing it")
     if kind not in KINDS:
@@ -157,11 +83,15 @@ def record_review(trial_dir: Path | str, leaf_id: str, score: float, *, reviewer
         raise WorkbenchError(f"score {score} is outside [0, 1]")
     if leaf.get("scale", "binary") == "binary" and score not in (0.0, 1.0):
         raise WorkbenchError(f"leaf {leaf_id} is scored binary: the score must be 0 or 1, not {score}")
+    if not scores.get("evidence_digest") or not leaf.get("evidence_digest"):
+        raise WorkbenchError(f"{tp.scores} was written before reviews were bound to evidence; "
+                             f"re-score the trial (workbench score) before reviewing it")
     run_dir = _require_run(tp)
     store = store or Store.for_run(run_dir)
     review_id = store.add_review(run=run_dir.name, trial_id=tp.root.name, task=scores["task"], leaf_id=leaf_id,
                                  reviewer=reviewer.strip(), score=score, previous_score=leaf["score"],
-                                 comment=comment, kind=kind)
+                                 comment=comment, kind=kind, evidence_digest=scores["evidence_digest"],
+                                 leaf_evidence=leaf["evidence_digest"])
     updated = rescore_from_reviews(tp.root, store)
     new_leaf = next(lf for lf in updated.leaves if lf.id == leaf_id)
     return {"review_id": review_id, "trial_id": tp.root.name, "previous_score": leaf["score"],

@@ -18,11 +18,12 @@ from typing import Any
 import ipywidgets as w
 
 from ..errors import WorkbenchError
-from ..evidence import Evidence
+from ..evidence import Evidence, read_manifest
 from ..paths import RunPaths, TrialPaths
+from ..scoring.finalize import ReviewRecord
 from ..store import Store
 from .agreement import binarize
-from .previews import manifest, preview
+from .previews import preview
 from .records import record_review, reviewers_required, run_of
 
 SHOW = [("awaiting review", "awaiting"), ("all leaves", "all"), ("disputed", "disputed"),
@@ -193,15 +194,24 @@ class Reviewer(w.VBox):
         return self._requirements[task_dir].get(leaf, "")
 
     def _history(self, r: dict[str, Any]) -> str:
+        """The leaf's review records; a record of other evidence than the trial holds now is marked stale
+        (it is never applied: the leaf must be reviewed again)."""
         h = r["history"]
         if h.empty:
             return "<div><i>no reviews yet</i></div>"
+        evidence = self.trials[r["trial"]]["scores"].get("evidence_digest")
+        applies = [rec.judged(evidence, r.get("evidence_digest")) for rec in ReviewRecord.from_frame(h)]
+        stale = applies.count(False)
+        note = (f"<div class='wb-stale' style='color:#b00'>{stale} stale review(s): they judged other evidence "
+                "(the trial was re-run) and are not applied; review the leaf again</div>" if stale else "")
         if self.blind and r["status"] not in DECIDED:
-            return f"<div><i>{len(h)} review(s) recorded; hidden until the leaf is decided (blind review)</i></div>"
+            return (f"<div><i>{len(h)} review(s) recorded; hidden until the leaf is decided (blind review)</i>"
+                    f"</div>{note}")
         rows = "".join(f"<tr><td>{html.escape(str(x.created_at))}</td><td>{html.escape(x.kind)}</td>"
                        f"<td>{html.escape(x.reviewer)}</td><td>{x.score:g}</td>"
-                       f"<td>{html.escape(x.comment or '')}</td></tr>" for x in h.itertuples())
-        return ("<table><tr><th>when</th><th>kind</th><th>who</th><th>score</th><th>comment</th></tr>"
+                       f"<td>{html.escape(x.comment or '')}</td><td>{'' if ok else '<b>stale</b>'}</td></tr>"
+                       for x, ok in zip(h.itertuples(), applies, strict=True))
+        return (note + "<table><tr><th>when</th><th>kind</th><th>who</th><th>score</th><th>comment</th><th></th></tr>"
                 f"{rows}</table>")
 
     def _render_leaf(self) -> None:
@@ -240,7 +250,7 @@ class Reviewer(w.VBox):
         self.adjudicate.value = r["status"] == "disputed"
         tp = TrialPaths(self.trials[r["trial"]]["dir"])
         prov = json.loads(tp.provenance.read_text()) if tp.provenance.is_file() else {}
-        ev, hashes = Evidence(tp.evidence, prov), manifest(tp.evidence)
+        ev, hashes = Evidence(tp.evidence, prov), read_manifest(tp.evidence)
         refs = r.get("evidence_refs") or []
         self.evidence.value = "<h3>Evidence</h3>" + ("".join(preview(ev, ref, hashes) for ref in refs)
                                                      or "<i>no evidence listed for this leaf</i>")

@@ -1,8 +1,12 @@
-"""Loading, validating and aggregating rubric trees.
+"""Loading and validating rubric trees, and their exact effective weights.
 
 Effective weight of a leaf = product of ``w / sum(sibling w)`` on the path from the root, so the
 effective weights of all leaves sum to 1 and ``R = sum(w_i * s_i)``. A node's score is the
 weighted mean of its children. Phase score = effective weight earned in that phase.
+
+Weights are kept as exact fractions of the weights as written (``0.1`` is 1/10, not the nearest
+float), so a boundary such as ``R > 0.9`` is decided exactly; :mod:`workbench.scoring.finalize` is
+the one place R is computed from them.
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -18,7 +23,16 @@ from ..errors import ValidationProblem, pydantic_problems
 from .model import RubricNode
 from .phases import PHASES, known_categories
 
-FULL_THRESHOLD = 0.9
+FULL_THRESHOLD = Fraction(9, 10)
+
+
+def exact(x: float | int | str | Fraction) -> Fraction:
+    """A number as written, exactly: 0.1 is 1/10 (its shortest decimal form), never 0.1000000000000000055."""
+    if isinstance(x, Fraction):
+        return x
+    if isinstance(x, float):
+        return Fraction(repr(x))
+    return Fraction(x)
 
 
 @dataclass(frozen=True)
@@ -26,12 +40,16 @@ class Leaf:
     node: RubricNode
     path: str  # JSON path from the root, e.g. "sub_tasks[1].sub_tasks[0]"
     phase: str
-    effective_weight: float
-    siblings: tuple[str, ...]  # ids of the other leaves under the same parent (for gates)
+    weight: Fraction  # exact effective weight
+    gate_scope: tuple[str, ...] = ()  # a gate leaf: every leaf under its parent's other children
 
     @property
     def id(self) -> str:
         return self.node.id
+
+    @property
+    def effective_weight(self) -> float:
+        return float(self.weight)
 
 
 @dataclass
@@ -50,7 +68,8 @@ class Rubric:
         raise KeyError(leaf_id)
 
     def phase_weights(self) -> dict[str, float]:
-        return {p: math.fsum(lf.effective_weight for lf in self.leaves if lf.phase == p) for p in PHASES}
+        leaves = self.leaves
+        return {p: float(sum((lf.weight for lf in leaves if lf.phase == p), Fraction(0))) for p in PHASES}
 
     def stats(self) -> dict:
         leaves = self.leaves
@@ -64,18 +83,21 @@ class Rubric:
 def _leaves(root: RubricNode) -> list[Leaf]:
     out: list[Leaf] = []
 
-    def walk(node: RubricNode, path: str, w: float, siblings: tuple[str, ...]) -> None:
+    def ids(node: RubricNode) -> list[str]:
+        return [node.id] if node.is_leaf else [x for c in node.sub_tasks for x in ids(c)]
+
+    def walk(node: RubricNode, path: str, w: Fraction, scope: tuple[str, ...]) -> None:
         if node.is_leaf:
-            out.append(Leaf(node, path or "<root>", node.phase or "", w, siblings))
+            out.append(Leaf(node, path or "<root>", node.phase or "", w, scope if node.gate else ()))
             return
-        total = math.fsum(c.weight for c in node.sub_tasks)
-        leaf_ids = tuple(c.id for c in node.sub_tasks if c.is_leaf)
+        total = sum((exact(c.weight) for c in node.sub_tasks), Fraction(0))
+        under = [ids(c) for c in node.sub_tasks]
         for i, child in enumerate(node.sub_tasks):
-            cw = w * child.weight / total if total > 0 else 0.0
-            others = tuple(x for x in leaf_ids if x != child.id)
+            cw = w * exact(child.weight) / total if total > 0 else Fraction(0)
+            others = tuple(x for j, group in enumerate(under) if j != i for x in group)
             walk(child, f"{path}.sub_tasks[{i}]" if path else f"sub_tasks[{i}]", cw, others)
 
-    walk(root, "", 1.0, ())
+    walk(root, "", Fraction(1), ())
     return out
 
 
@@ -138,33 +160,12 @@ def load_rubric(path: Path | str, *, graded: bool = False) -> Rubric:
     return parse_rubric(data, str(path), graded=graded)
 
 
-def node_score(node: RubricNode, leaf_scores: dict[str, float]) -> float:
-    """PaperBench aggregation: a node scores the weighted mean of its children."""
-    if node.is_leaf:
-        return leaf_scores.get(node.id, 0.0)
-    total = math.fsum(c.weight for c in node.sub_tasks)
-    if total <= 0:
-        return 0.0
-    return math.fsum(c.weight * node_score(c, leaf_scores) for c in node.sub_tasks) / total
-
-
-def aggregate(rubric: Rubric, leaf_scores: dict[str, float]) -> dict:
-    """R, phase scores and full for a set of leaf scores (absent leaves count 0)."""
-    leaves = rubric.leaves
-    r = math.fsum(lf.effective_weight * leaf_scores.get(lf.id, 0.0) for lf in leaves)
-    phases = {
-        p: math.fsum(lf.effective_weight * leaf_scores.get(lf.id, 0.0) for lf in leaves if lf.phase == p)
-        for p in PHASES
-    }
-    return {"R": r, "phases": phases, "full": is_full(r)}
-
-
-def is_full(r: float) -> bool:
-    """Full reproduction: strictly above 0.9 (0.9 itself is not full)."""
-    return r > FULL_THRESHOLD
+def is_full(r: float | Fraction) -> bool:
+    """Full reproduction: strictly above 0.9 (0.9 itself is not full), decided on the exact value."""
+    return exact(r) > FULL_THRESHOLD
 
 
 def graded_root_score(rubric: Rubric) -> float:
-    """Root score of a graded tree from its leaves' stored ``score`` (internal scores ignored)."""
-    scores = {lf.id: float(lf.node.score or 0.0) for lf in rubric.leaves}
-    return node_score(rubric.root, scores)
+    """Root score of another tool's graded tree (PaperBench), from its leaves' stored ``score`` with
+    the exact effective weights (internal nodes' stored scores are ignored)."""
+    return float(sum((lf.weight * exact(lf.node.score or 0) for lf in rubric.leaves), Fraction(0)))

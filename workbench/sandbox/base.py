@@ -74,10 +74,11 @@ class SandboxResult:
 
 def chown_tree(path: Path, uid: int) -> None:
     """Hand a staging tree to the sandbox's user (links themselves, never their targets)."""
-    for dirpath, dirnames, filenames in os.walk(path):
-        os.lchown(dirpath, uid, uid)
-        for n in dirnames + filenames:
-            os.lchown(os.path.join(dirpath, n), uid, uid)
+    from ..io import Walk
+
+    os.lchown(path, uid, uid)
+    for e in Walk(path):
+        os.lchown(e.path, uid, uid)
 
 
 class Sandbox(Protocol):

@@ -27,8 +27,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from ..evidence import Evidence, MissingEvidence, normalize
-from ..io import atomic_write_json, iter_files, sha256_bytes
+from ..evidence import Evidence, MissingEvidence, normalize, read_manifest
+from ..io import Walk, atomic_write_json, sha256_bytes, sha256_file, tree_hashes
 from ..pricing import Prices
 from ..rubric.tree import Leaf
 from ..task import Task
@@ -160,21 +160,12 @@ def _block(path: str, body: str, **attrs: Any) -> str:
     return f"<evidence {head}>\n{safe}\n</evidence>"
 
 
-def _manifest(ev: Evidence) -> dict[str, str]:
-    mf = ev.root / "MANIFEST.sha256"
-    out = {}
-    if mf.is_file():
-        for line in mf.read_text(encoding="utf-8", errors="surrogateescape").splitlines():
-            digest, _, rel = line.partition("  ")
-            out[rel] = digest
-    return out
-
-
 def _files_under(ev: Evidence, rel: str) -> list[str]:
     p = ev.resolve(rel)
     if p.is_file():
         return [normalize(rel)]
-    return sorted(q.relative_to(ev.root).as_posix() for q in iter_files(p) if q.is_file() and not q.is_symlink())
+    base = normalize(rel).rstrip("/")
+    return sorted(f"{base}/{e.rel}" for e in Walk(p) if e.is_file)
 
 
 def read_excerpt(ev: Evidence, rel: str, limit: int) -> str:
@@ -187,7 +178,7 @@ def read_excerpt(ev: Evidence, rel: str, limit: int) -> str:
 
 def gather_evidence(ev: Evidence, leaf: Leaf, settings: JudgeSettings) -> tuple[list[Any], dict[str, str], list[str]]:
     """(content parts for the user message, {evidence path: sha256} for the fingerprint, missing paths)."""
-    manifest = _manifest(ev)
+    manifest = read_manifest(ev.root)
     blocks, images, hashes, missing = [], [], {}, []
     for inp in leaf.node.evidence_inputs:
         rel = normalize(inp.path)
@@ -333,13 +324,29 @@ def parse_facts_verdict(text: str, n_facts: int) -> Verdict:
                    evidence_access=data.get("evidence_access", "ok"))
 
 
+def context_sources(task: Task) -> dict[str, str]:
+    """{path: sha256} of every private file the judge's context is drawn from, in full (the prompt shows
+    excerpts; the fingerprint must see every byte): tests/judge.md and everything under tests/refs/."""
+    out = {}
+    md = task.paths.tests / "judge.md"
+    if md.is_file():
+        out["tests/judge.md"] = sha256_file(md)
+    refs = task.paths.tests / "refs"
+    if refs.is_dir():
+        out.update({f"tests/refs/{k}": v for k, v in tree_hashes(refs).items()})
+    return out
+
+
 def fingerprint_parts(task: Task, leaf: Leaf, context: str, hashes: dict[str, str], settings: JudgeSettings
                       ) -> dict[str, str]:
-    node = leaf.node
-    leaf_def = json.dumps({"id": node.id, "title": node.title, "req": node.requirements, "phase": leaf.phase,
-                           "scale": node.scale, "inputs": [i.path for i in node.evidence_inputs]}, sort_keys=True)
+    """Every input of a judgement: the whole leaf definition (requirement, judge notes, tolerance, facts,
+    scale, inputs), the prompt template, the private context and the files it comes from, the evidence,
+    the model and its settings. A change to any of them is a new key, so the leaf is judged again."""
+    leaf_def = json.dumps({"phase": leaf.phase, "node": leaf.node.model_dump(exclude={"sub_tasks"}, mode="json")},
+                          sort_keys=True, default=str)
+    sources = json.dumps(context_sources(task), sort_keys=True)
     return {"leaf": sha256_bytes(leaf_def.encode())[:16], "template": TEMPLATE_VERSION,
-            "context": sha256_bytes(context.encode())[:16],
+            "context": sha256_bytes((context + "\x00" + sources).encode())[:16],
             "evidence": sha256_bytes(json.dumps(hashes, sort_keys=True).encode())[:16],
             "model": settings.model, "settings": settings.fingerprint()[:16]}
 
@@ -424,6 +431,11 @@ def judge_leaf(task: Task, leaf: Leaf, ev: Evidence, settings: JudgeSettings, ju
             messages.append({"role": "assistant", "content": reply})
             try:
                 verdict = parse_facts_verdict(reply, len(facts)) if facts else parse_verdict(reply, leaf.node.scale)
+                if verdict.evidence_access == "missing" and not missing:
+                    verdict = None
+                    raise ValueError("you replied that the evidence is missing, but the workbench found every "
+                                     "evidence input of this leaf in the frozen evidence (shown above; the tools "
+                                     "read more). Judge it, or say \"partial\" if part of it is unreadable")
             except (ValueError, ValidationError) as exc:
                 reasks += 1
                 if reasks > settings.max_reask:

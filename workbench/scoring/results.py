@@ -1,4 +1,8 @@
-"""scores.json: the scored rubric of one trial."""
+"""scores.json: the scored rubric of one trial, and the outcome fields everything else derives from it.
+
+scores.json is the one source of R: ``trial.json``'s outcome and the results index copy their score
+fields from it (:func:`outcome_fields`) every time it is written, never the other way round.
+"""
 
 from __future__ import annotations
 
@@ -19,19 +23,23 @@ class LeafScore(BaseModel):
     title: str
     phase: str
     effective_weight: float
+    weight: str | None = None  # the exact effective weight as a fraction ("3/40"); effective_weight rounds it
     score: float | None
     status: LeafStatus
     method: str
     scale: Literal["binary", "continuous"] = "binary"
     rationale: str = ""
     evidence_refs: list[str] = Field(default_factory=list)
+    evidence_digest: str | None = None  # what this leaf's evidence was (reviews are bound to it)
     critical: bool = False
+    gate_scope: list[str] = Field(default_factory=list)  # a gate leaf: the leaves it zeroes unless it scores 1
+    gated_by: list[str] = Field(default_factory=list)  # status gated: the failing gates
     error: str | None = None
     usage: dict[str, Any] | None = None  # judge tokens and cost for this leaf
     judge: dict[str, Any] | None = None  # model, fingerprint key and parts, cached, transcript path
-    # set when experts decided the leaf: the judge's or check's result it replaced, and who decided
+    # set when experts or a gate changed the leaf: the judge's or check's own result, so it can be restored
     machine: dict[str, Any] | None = None
-    review: dict[str, Any] | None = None
+    review: dict[str, Any] | None = None  # reviewers, records applied, stale records (of other evidence)
 
 
 class Scores(BaseModel):
@@ -42,10 +50,15 @@ class Scores(BaseModel):
     coverage: float
     final: bool
     full: bool
+    R_upper: float | None = None  # R if every leaf still pending, withheld or disputed passed
+    full_upper: bool | None = None
+    exact: dict[str, str] = Field(default_factory=dict)  # R, R_upper, coverage as fractions ("37/40")
     phases: dict[str, float]
     phase_weights: dict[str, float]
     needs_rescoring: bool = False
     replay_status: str | None = None
+    evidence_digest: str | None = None  # the evidence manifest's digest, as the replay attested it
+    stale_reviews: int = 0  # review records of other evidence (a re-run trial): shown, never applied
     leaves: list[LeafScore]
     judge_usage: dict[str, Any] = Field(default_factory=dict)
     fingerprint_changes: list[str] = Field(default_factory=list)
@@ -54,3 +67,11 @@ class Scores(BaseModel):
     workbench_version: str
     sota: dict[str, Any] | None = None  # scoring = "sota": g, band, per-instance values (scoring.sota)
     qa: dict[str, Any] | None = None  # scoring = "qa": MCQ accuracy/P/R/F1, OEQ ratings (scoring.qa)
+
+
+def outcome_fields(scores: Scores) -> dict[str, Any]:
+    """The score fields of trial.json's outcome, derived from scores.json (and only from it)."""
+    return {"R": scores.R, "full": scores.full, "coverage": scores.coverage, "final": scores.final,
+            "R_upper": scores.R_upper, "full_upper": scores.full_upper, "needs_rescoring": scores.needs_rescoring,
+            "phases": scores.phases, "judge_usage": scores.judge_usage,
+            "pending_review": sum(1 for lf in scores.leaves if lf.status in AWAITING)}

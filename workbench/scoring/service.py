@@ -4,9 +4,11 @@ engineering): the agent submits its current package and gets the official score,
 The service listens on 127.0.0.1 with a per-session token. ``POST /evaluate`` (``Authorization:
 Bearer <token>``, optional JSON ``{"description": ...}``) copies the working copy, replays it in a clean
 sandbox exactly as the final replay will, scores it with the task's private scorer, and answers with
-R, the phase scores and the mode's block (``sota``: g, band and each instance's metric; ``qa``: accuracy
-and ratings) plus the best attempt so far. Leaf rationales are not returned (they quote private
-targets). ``GET /best`` repeats the best attempt. While it evaluates, the session clock is paused.
+only what the task's mode is meant to expose (:func:`workbench.scoring.modes.feedback_for`; NatureBench's
+``sota`` tasks: each instance's metric, g and band; a hidden rubric: the replay's outcome only, since R
+and phase scores would let an agent hill-climb private leaves), plus the best attempt so far. Leaf
+rationales are never returned (they quote private targets). ``GET /best`` repeats the best attempt.
+While it evaluates, the session clock is paused.
 
 Every attempt is appended by the service to ``TRIAL/session/scoring/attempts.jsonl``, a host path that
 is never mounted into the agent's sandbox, so the agent cannot write or forge it.
@@ -19,7 +21,6 @@ import hmac
 import json
 import logging
 import secrets
-import shutil
 import tempfile
 import threading
 import time
@@ -29,8 +30,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from ..evidence import make_writable
-from ..io import copy_tree
+from ..io import copy_tree, remove_tree
 from ..task import Task
 
 log = logging.getLogger(__name__)
@@ -63,7 +63,8 @@ class ScoringService:
 
     def _evaluate(self, description: str) -> dict[str, Any]:
         from ..replay import replay
-        from .rubric_scorer import score_trial
+        from .modes import feedback_for
+        from .trial import score_trial
 
         n = len(self.attempts) + 1
         started = time.monotonic()
@@ -73,22 +74,23 @@ class ScoringService:
             copy_tree(self.candidate(), sub)
             prov = replay(self.task, sub, work / "trial", timeout=self.timeout, sandbox=self.sandbox)
             scores = score_trial(self.task, work / "trial")
-            result: dict[str, Any] = {
-                "attempt": n, "R": round(scores.R, 6), "coverage": round(scores.coverage, 6),
-                "phases": {k: round(v, 6) for k, v in scores.phases.items()}, "replay": prov.status,
-                "failure_reasons": prov.failure_reasons}
-            if scores.sota:
+            shown = feedback_for(self.task)
+            result: dict[str, Any] = {"attempt": n, "replay": prov.status, "failure_reasons": prov.failure_reasons}
+            if "R" in shown:
+                result.update(R=round(scores.R, 6), coverage=round(scores.coverage, 6))
+            if "phases" in shown:
+                result["phases"] = {k: round(v, 6) for k, v in scores.phases.items()}
+            if "sota" in shown and scores.sota:
                 result["sota"] = {"g": scores.sota.get("g"), "band": scores.sota.get("band"),
                                   "instances": {k: {x: v.get(x) for x in ("metric", "value", "g", "band")}
                                                 for k, v in scores.sota.get("instances", {}).items()}}
-            if scores.qa:
+            if "qa" in shown and scores.qa:
                 result["qa"] = {k: scores.qa.get(k) for k in ("mcq_accuracy", "oeq_mean", "oeq_pending")}
         except Exception as exc:  # an evaluation that fails is reported to the agent and logged, never fatal
             log.warning("scoring service: attempt %d failed: %s", n, exc)
             result = {"attempt": n, "error": f"{type(exc).__name__}: {str(exc)[:500]}"}
         finally:
-            make_writable(work)
-            shutil.rmtree(work, ignore_errors=True)
+            remove_tree(work)
         result["evaluation_sec"] = round(time.monotonic() - started, 3)
         if "error" not in result and (self.best is None or _key(result) > _key(self.best)):
             self.best = {k: v for k, v in result.items() if k != "best"}
@@ -173,7 +175,9 @@ class ScoringService:
         self.stop()
 
 
-def _key(result: dict[str, Any]) -> tuple[float, float]:
-    """Attempts are ranked by g (sota tasks), then by R."""
+def _key(result: dict[str, Any]) -> tuple[float, float, bool, int]:
+    """Attempts are ranked only by what the agent is shown (so "best" leaks nothing more): g, then R,
+    then a replay that succeeded, then the latest."""
     g = (result.get("sota") or {}).get("g")
-    return (g if g is not None else float("-inf"), result.get("R", 0.0))
+    return (g if g is not None else float("-inf"), result.get("R", float("-inf")),
+            result.get("replay") == "succeeded", result.get("attempt", 0))

@@ -5,11 +5,14 @@ The task's hidden ``tests/evaluator.py`` defines ``run_evaluation()`` returning
 direction and the paper's SOTA text. Per instance ``g = dir * (m - m_sota) / |m_sota|`` (or over a
 declared ``normalizer`` when the SOTA is 0); a missing or non-finite primary metric gives the failure
 floor ``g = -1``; the task's g is the mean over instances. Bands: surpass ``g > 0.1``, match
-``g >= 0``, reproduce ``g >= -0.05``, else below.
+``g >= 0``, reproduce ``g >= -0.05``, else below. g and its band are computed exactly on the values as
+written (so m = 0.92625 against a SOTA of 0.975 is exactly -0.05: reproduce), then reported as floats.
 
-The evaluator runs outside the sandbox in a fresh subprocess of the task's environment (time-capped,
-cwd = the replayed submission), never inside the workbench process. Its crash or timeout is a failure of
-the task's infrastructure: the instances are withheld, not scored -1.
+The evaluator runs in a fresh subprocess of the task's environment (time-capped, cwd = the replayed
+submission), never inside the workbench process. Whose fault a failure is (:mod:`.faults`): an evaluator
+that cannot start or whose code is broken is the task's infrastructure (the instances are withheld); an
+evaluator that raises or times out while reading what the submission wrote is the submission's failure
+(every instance at the floor g = -1, with the reason).
 """
 
 from __future__ import annotations
@@ -20,16 +23,17 @@ import re
 import subprocess
 import sys
 import tempfile
+from fractions import Fraction
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..errors import WorkbenchError
+from .faults import InfrastructureFault
 
 Direction = Literal["higher_is_better", "lower_is_better"]
 Band = Literal["surpass", "match", "reproduce", "below"]
-SURPASS, MATCH, REPRODUCE, FAILURE_G = 0.1, 0.0, -0.05, -1.0
+SURPASS, MATCH, REPRODUCE, FAILURE_G = Fraction(1, 10), Fraction(0), Fraction(-1, 20), Fraction(-1)
 BAND_RULES = "surpass g > 0.1 · match g >= 0 · reproduce g >= -0.05 · below otherwise"
 
 _NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
@@ -65,23 +69,28 @@ def parse_sota(text: str | float | int, direction: str) -> float:
     return max(values) if sign > 0 else min(values)
 
 
-def improvement(value: float | None, sota: float, direction: str, normalizer: float | None = None) -> float:
-    """g for one instance; a missing or non-finite value is the failure floor -1. A SOTA of 0 needs
-    another ``normalizer`` (ValueError otherwise: g would be undefined)."""
+def _exact(x: float) -> Fraction:
+    return Fraction(repr(float(x)))
+
+
+def improvement(value: float | None, sota: float, direction: str, normalizer: float | None = None) -> Fraction:
+    """g for one instance, exactly; a missing or non-finite value is the failure floor -1. A SOTA of 0
+    needs another ``normalizer`` (ValueError otherwise: g would be undefined)."""
     sign = _sign(direction)
     scale = abs(normalizer) if normalizer is not None else abs(sota)
     if scale == 0 or not math.isfinite(scale):
         raise ValueError("g is undefined for a SOTA of 0; declare a normalizer")
     try:
         m = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return FAILURE_G
     if not math.isfinite(m):
         return FAILURE_G
-    return sign * (m - sota) / scale
+    return sign * (_exact(m) - _exact(sota)) / _exact(scale)
 
 
-def band(g: float) -> Band:
+def band(g: float | Fraction) -> Band:
+    g = g if isinstance(g, Fraction) else _exact(g)
     if g > SURPASS:
         return "surpass"
     if g >= MATCH:
@@ -130,26 +139,42 @@ def load_spec(path: Path) -> SotaSpec:
 
 # --- the evaluator --------------------------------------------------------------------------------
 
-class EvaluatorFailed(WorkbenchError):
-    """The hidden evaluator crashed or timed out: an infrastructure failure, withheld."""
+class EvaluatorFailed(InfrastructureFault):
+    """The hidden evaluator could not start or its own code is broken: the task's fault, withheld."""
+
+
+class EvaluationRejected(Exception):
+    """The evaluator failed on what the submission wrote (it raised, or ran out of time): every instance
+    gets the failure floor, with this reason."""
 
 
 _RUNNER = r"""
 import importlib.util, inspect, json, math, sys
-spec = importlib.util.spec_from_file_location("task_evaluator", sys.argv[1])
-mod = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(mod)
-fn = mod.run_evaluation
-params = inspect.signature(fn).parameters
-res = fn(sys.argv[2], sys.argv[3]) if len(params) >= 2 else fn()
+def write(obj):
+    with open(sys.argv[4], "w") as fh: json.dump(obj, fh)
+try:
+    spec = importlib.util.spec_from_file_location("task_evaluator", sys.argv[1])
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    fn = mod.run_evaluation
+    params = inspect.signature(fn).parameters
+except BaseException as exc:
+    write({"__broken__": {"type": type(exc).__name__, "message": str(exc)[:500]}})
+    sys.exit(0)
+try:
+    res = fn(sys.argv[2], sys.argv[3]) if len(params) >= 2 else fn()
+except BaseException as exc:
+    write({"__raised__": {"type": type(exc).__name__, "message": str(exc)[:500]}})
+    sys.exit(0)
 def clean(v):
     if isinstance(v, bool) or v is None: return v
-    if isinstance(v, (int, float)): return float(v) if math.isfinite(v) else None
-    try: return clean(float(v))
-    except (TypeError, ValueError): return str(v)
-out = {str(i): ({str(k): clean(v) for k, v in m.items()} if isinstance(m, dict) else {"error": str(m)})
-       for i, m in (res or {}).items()}
-with open(sys.argv[4], "w") as fh: json.dump(out, fh)
+    try:
+        if isinstance(v, (int, float)): return float(v) if math.isfinite(v) else None
+        return clean(float(v))
+    except (TypeError, ValueError, OverflowError): return str(v)[:200]
+out = {str(i): ({str(k): clean(v) for k, v in m.items()} if isinstance(m, dict) else {"error": str(m)[:500]})
+       for i, m in (res if isinstance(res, dict) else {}).items()}
+write(out)
 """
 
 
@@ -157,43 +182,67 @@ def run_evaluator(evaluator: Path, evidence: Path, refs: Path, *, python: str | 
                   timeout: float = 600.0) -> dict[str, dict]:
     """``run_evaluation()`` of a task's evaluator in a fresh subprocess. It may take ``(evidence_dir,
     refs_dir)`` or nothing (NatureBench's evaluators use relative paths: the working directory is the
-    replayed submission, ``evidence/submission``); non-finite values come back as None."""
+    replayed submission, ``evidence/submission``); non-finite values come back as None.
+
+    Raises :class:`EvaluatorFailed` when the evaluator cannot run at all (withheld) and
+    :class:`EvaluationRejected` when it fails on the submission's files (the submission's failure)."""
+    from .faults import name_is_code_fault
+
+    evidence, refs = Path(evidence).resolve(), Path(refs).resolve()
     cwd = evidence / "submission" if (evidence / "submission").is_dir() else evidence
     with tempfile.TemporaryDirectory(prefix="workbench-eval-") as tmp:
         out = Path(tmp) / "result.json"
         try:
             # -I: isolated, so the submission's files in the working directory (a planted csv.py or
-            # json.py) are never importable by the evaluator, which runs outside the sandbox
-            proc = subprocess.run([python or sys.executable, "-I", "-c", _RUNNER, str(evaluator), str(evidence),
-                                   str(refs), str(out)], cwd=cwd, capture_output=True, text=True, timeout=timeout,
-                                  env={"PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1", "HOME": tmp,
-                                       "MPLCONFIGDIR": tmp, "NUMBA_CACHE_DIR": tmp})
+            # json.py) are never importable by the evaluator
+            proc = subprocess.run([python or sys.executable, "-I", "-c", _RUNNER, str(Path(evaluator).resolve()),
+                                   str(evidence), str(refs), str(out)], cwd=cwd, capture_output=True, text=True,
+                                  timeout=timeout, env={"PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1",
+                                                        "HOME": tmp, "MPLCONFIGDIR": tmp, "NUMBA_CACHE_DIR": tmp})
         except subprocess.TimeoutExpired:
-            raise EvaluatorFailed(f"the evaluator timed out after {timeout:.0f} s") from None
+            raise EvaluationRejected(f"the evaluator ran out of time ({timeout:.0f} s) on the submission's "
+                                     "outputs") from None
+        except OSError as exc:
+            raise EvaluatorFailed(f"the evaluator could not start: {exc}") from None
         if proc.returncode != 0 or not out.is_file():
             tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
             raise EvaluatorFailed(f"the evaluator failed (exit {proc.returncode}): {' | '.join(tail)}")
-        return json.loads(out.read_text())
+        result = json.loads(out.read_text())
+    if "__broken__" in result:
+        b = result["__broken__"]
+        raise EvaluatorFailed(f"the evaluator does not load: {b['type']}: {b['message']}")
+    if "__raised__" in result:
+        r = result["__raised__"]
+        why = f"{r['type']}: {r['message']}"
+        if name_is_code_fault(r["type"]):
+            raise EvaluatorFailed(f"the evaluator's code failed: {why}")
+        raise EvaluationRejected(f"the evaluator failed on the submission's outputs: {why}")
+    return result
 
 
-def evaluate(spec: SotaSpec, results: dict[str, dict] | None, error: str | None = None) -> dict:
-    """The ``sota`` block of scores.json from the evaluator's results (None: it failed, so withheld)."""
-    if results is None:
+def evaluate(spec: SotaSpec, results: dict[str, dict] | None, error: str | None = None, *,
+             withheld: bool = False) -> dict:
+    """The ``sota`` block of scores.json from the evaluator's results. ``withheld``: the evaluator could not
+    run (no g at all); ``results`` None otherwise: it rejected the submission (every instance at -1)."""
+    if withheld:
         return {"g": None, "band": None, "withheld": True, "error": error, "instances": {}, "rules": BAND_RULES}
-    instances = {}
+    instances, gs = {}, []
     for name, inst in spec.instances.items():
-        got = results.get(name) or {}
+        got = (results or {}).get(name) or {}
         value = got.get(inst.metric)
         g = improvement(value, inst.value, inst.direction, inst.normalizer)
+        gs.append(g)
+        why = got.get("error") or (error if results is None else None)
         instances[name] = {"metric": inst.metric, "value": value, "sota": inst.value, "direction": inst.direction,
-                           "g": g, "band": band(g), **({"error": got["error"]} if got.get("error") else {})}
-    g = math.fsum(i["g"] for i in instances.values()) / len(instances)
-    return {"g": g, "band": band(g), "withheld": False, "instances": instances, "rules": BAND_RULES}
+                           "g": float(g), "band": band(g), "g_exact": str(g), **({"error": why} if why else {})}
+    g = sum(gs, Fraction(0)) / len(gs)
+    return {"g": float(g), "band": band(g), "g_exact": str(g), "withheld": False, "instances": instances,
+            "rules": BAND_RULES, **({"error": error} if error else {})}
 
 
 def instance_checks(spec: SotaSpec, block: dict) -> dict:
     """Task checks ``sota:<instance>`` (1 when the instance reproduces the SOTA, g >= -0.05) so a rubric
-    can score against the hidden evaluator; they raise when the evaluator failed (the leaf is withheld)."""
+    can score against the hidden evaluator; they raise when the evaluator could not run (withheld)."""
     def make(name: str):
         def check(ev, **_):
             from .checks import CheckOutcome
@@ -201,10 +250,12 @@ def instance_checks(spec: SotaSpec, block: dict) -> dict:
             if block.get("withheld"):
                 raise EvaluatorFailed(block.get("error") or "the evaluator failed")
             i = block["instances"][name]
-            ok = i["g"] >= REPRODUCE
-            value = "missing" if i["value"] is None else f"{i['value']:.6g}"
+            ok = i["band"] != "below"
+            value = "missing" if i["value"] is None else (f"{i['value']:.6g}" if isinstance(i["value"], float)
+                                                          else repr(i["value"])[:80])
+            why = f" ({i['error']})" if i.get("error") else ""
             return CheckOutcome(1.0 if ok else 0.0, f"{'pass' if ok else 'fail'}: {i['metric']} = {value} vs SOTA "
-                                f"{i['sota']:.6g}: g = {i['g']:+.4f} ({i['band']})")
+                                f"{i['sota']:.6g}: g = {i['g']:+.4f} ({i['band']}){why}")
         return check
     return {f"sota:{n}": make(n) for n in spec.instances}
 

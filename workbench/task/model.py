@@ -12,6 +12,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, field_validator
 
 Scoring = Literal["rubric", "sota", "qa"]
+# what the hidden scoring service may tell an agent about an attempt (workbench.scoring.modes)
+Feedback = Literal["replay", "R", "phases", "sota", "qa"]
 
 
 class TaskSection(BaseModel):
@@ -43,6 +45,9 @@ class AgentSection(BaseModel):
 class VerifierSection(BaseModel):
     model_config = ConfigDict(extra="allow")
     timeout_sec: PositiveFloat = 3600.0
+    # the scoring service's answers (default per scoring mode: sota tasks their metrics, g and band;
+    # rubric and qa tasks only the replay's outcome, so hidden leaves cannot be hill-climbed)
+    feedback: list[Feedback] | None = None
 
 
 class EnvironmentSection(BaseModel):

@@ -64,12 +64,16 @@ class Task:
 
         return load_spec(self.paths.sota)
 
-    def scoring_files(self) -> list[Path]:
-        """The private files that define how this task is scored (their hashes fingerprint a scoring)."""
-        p = self.paths
-        files = {"rubric": [p.rubric, p.checks_py], "qa": [p.questions], "sota": [p.rubric, p.checks_py, p.sota,
-                                                                                   p.evaluator]}[self.scoring]
-        return [f for f in files if f.is_file()]
+    def scoring_inputs(self) -> dict[str, str]:
+        """{path: sha256} of every private file that can change a score: all of tests/ (rubric, checks.py,
+        refs/, judge.md, questions.json, sota.json, evaluator.py, ...) except construction records, in
+        every scoring mode. A scoring's fingerprint covers them, so none can change unnoticed."""
+        from .records import RECORD_FILES
+
+        if not self.paths.tests.is_dir():
+            return {}
+        return {f"tests/{k}": v for k, v in tree_hashes(self.paths.tests).items()
+                if f"tests/{k}" not in RECORD_FILES and "__pycache__" not in k.split("/")}
 
     def file_hashes(self) -> dict[str, str]:
         """Every file of the package (public and private) except construction records and caches."""

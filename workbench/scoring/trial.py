@@ -1,0 +1,196 @@
+"""Stage 3 for one trial: score its frozen evidence, finalise, and commit scores.json.
+
+Scoring refuses evidence that does not match its manifest, or a manifest that does not match the
+digest the replay attested in its provenance (outside the evidence). Leaves are scored by
+:mod:`.leaves`, the scoring mode adds what it needs (:mod:`.modes`), the run's stored reviews are
+applied by the finaliser (:mod:`.finalize`, the only R), and :func:`commit` writes scores.json and
+derives trial.json's outcome and the index row from it.
+
+A scoring is fingerprinted by every scoring input (all of the task's tests/, the evidence manifest,
+the workbench version). ``only_leaves`` re-scores just those leaves and keeps the rest, but only when
+the fingerprint is unchanged; otherwise every leaf is re-scored.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy.exc import SQLAlchemyError
+
+from .. import __version__
+from ..errors import WorkbenchError
+from ..evidence import Evidence, ensure_intact, read_manifest
+from ..io import atomic_write_json, digest_of, read_json
+from ..paths import TrialPaths, run_of
+from ..task import Task
+from ..trial_record import update_outcome
+from .checks import load_task_checks
+from .finalize import ReviewRecord, finalize, machine_result
+from .judge import JudgeSettings
+from .leaves import leaf_evidence_digest, score_leaf
+from .modes import mode_of
+from .qa import oeq_summary
+from .results import LeafScore, Scores, outcome_fields
+
+log = logging.getLogger(__name__)
+
+
+def fingerprint(task: Task, manifest_digest: str | None) -> dict[str, str | None]:
+    """What a scoring depends on: every scoring input of the task, the evidence, the workbench."""
+    inputs = task.scoring_inputs()
+    parts: dict[str, str | None] = {"scoring_inputs": digest_of(inputs), "evidence": manifest_digest,
+                                    "workbench": __version__}
+    parts["digest"] = digest_of({k: v or "" for k, v in parts.items()})
+    return parts
+
+
+def judge_totals(leaf_scores: list[LeafScore]) -> dict[str, Any]:
+    judged_leaves = [s for s in leaf_scores if s.usage]
+    costs = [s.usage.get("cost_usd") for s in judged_leaves if s.usage.get("cost_usd") is not None]
+    return {"leaves": len(judged_leaves),
+            "calls_made": sum((s.judge or {}).get("calls_made", 0) for s in judged_leaves),
+            "cached": sum(1 for s in judged_leaves if (s.judge or {}).get("cached")),
+            "prompt_tokens": sum(s.usage.get("prompt_tokens", 0) for s in judged_leaves),
+            "completion_tokens": sum(s.usage.get("completion_tokens", 0) for s in judged_leaves),
+            "cost_usd": sum(costs) if costs else None}
+
+
+def fingerprint_changes(previous: Scores | None, leaf_scores: list[LeafScore]) -> list[str]:
+    """Judged leaves whose fingerprint differs from the previous scoring, and what changed."""
+    if previous is None:
+        return []
+    old = {s.id: (s.judge or {}).get("fingerprint") for s in previous.leaves if s.judge}
+    out = []
+    for s in leaf_scores:
+        new = (s.judge or {}).get("fingerprint")
+        if new and old.get(s.id) and new != old[s.id]:
+            what = [k for k in new if new[k] != old[s.id].get(k)]
+            out.append(f"{s.id}: {', '.join(what)} changed")
+    return out
+
+
+# --- reviews and the index -------------------------------------------------------------------------
+
+def _store(tp: TrialPaths, store=None):
+    """The run's results store, when the trial is in a run that has one (or one is configured)."""
+    if store is not None:
+        return store
+    run = run_of(tp.root)
+    if run is None or not (os.environ.get("WORKBENCH_STORE_URL") or (run / "results.db").is_file()):
+        return None
+    from ..store import Store
+
+    return Store.for_run(run)
+
+
+def stored_reviews(tp: TrialPaths, store=None) -> tuple[list[ReviewRecord], int]:
+    """The trial's review records (oldest first) and the run's required reviewers per leaf."""
+    st = _store(tp, store)
+    run = run_of(tp.root)
+    if st is None or run is None:
+        return [], 1
+    return (ReviewRecord.from_frame(st.reviews_for(run.name, tp.root.name)),
+            int(st.get_setting(run.name, "reviewers_required", "1")))
+
+
+def commit(tp: TrialPaths, scores: Scores, store=None) -> Scores:
+    """Write scores.json (atomically), then derive from it trial.json's outcome and the trial's index row."""
+    atomic_write_json(tp.scores, scores.model_dump())
+    if update_outcome(tp, outcome_fields(scores)):
+        st = _store(tp, store)
+        if st is not None:
+            try:
+                st.upsert_trial(tp.root)
+            except (SQLAlchemyError, WorkbenchError) as exc:  # scores.json stands; the index is rebuildable
+                log.warning("%s: the results index was not updated (%s); run `workbench index %s`",
+                            tp.root.name, exc, run_of(tp.root))
+    return scores
+
+
+def refinalize(trial_dir: Path | str, store=None) -> Scores:
+    """Re-decide a scored trial from its machine results and the run's reviews (after a review is saved or
+    the required reviewers change) and commit it; no check or judge runs again."""
+    tp = TrialPaths(Path(trial_dir).resolve())
+    scores = Scores.model_validate_json(tp.scores.read_text())
+    reviews, required = stored_reviews(tp, store)
+    final, fields = finalize(scores.leaves, reviews, required, scores.evidence_digest)
+    update: dict[str, Any] = {"leaves": final, **fields}
+    if scores.qa is not None:  # expert-rated open questions change the OEQ ratings
+        update["qa"] = {**scores.qa, **oeq_summary(final, scores.qa.get("oeq_ids", []))}
+    return commit(tp, scores.model_copy(update=update), store)
+
+
+# --- scoring ---------------------------------------------------------------------------------------
+
+def _previous(tp: TrialPaths) -> Scores | None:
+    try:
+        return Scores.model_validate_json(tp.scores.read_text()) if tp.scores.is_file() else None
+    except ValueError:
+        log.warning("%s: unreadable; scoring from scratch", tp.scores)
+        return None
+
+
+def score_trial(task: Task, trial_dir: Path | str, *, judge: JudgeSettings | None = None,
+                only_leaves: set[str] | None = None, store=None) -> Scores:
+    tp = TrialPaths(Path(trial_dir).resolve())
+    if not tp.provenance.is_file():
+        raise WorkbenchError(f"{tp.provenance}: missing; the replay did not finish. Re-run it before scoring.")
+    prov = read_json(tp.provenance)
+    digest = prov.get("evidence_manifest_digest")
+    ensure_intact(tp.evidence, digest)
+    ev = Evidence(tp.evidence, prov)
+    manifest = read_manifest(tp.evidence)
+    leaves = task.rubric.leaves
+    previous = _previous(tp)
+    fp = fingerprint(task, digest)
+    kept: dict[str, LeafScore] = {}
+    if only_leaves:
+        unknown = only_leaves - {lf.id for lf in leaves}
+        if unknown:
+            raise WorkbenchError(f"--only-leaves: no such leaves in {task.id}'s rubric: {', '.join(sorted(unknown))}")
+        if previous is None:
+            raise WorkbenchError(f"--only-leaves needs an existing {tp.scores}; score the whole trial first")
+        if previous.fingerprint.get("digest") != fp["digest"]:
+            what = [k for k in fp if k != "digest" and previous.fingerprint.get(k) != fp[k]]
+            log.warning("%s: scoring inputs changed since the last scoring (%s): every leaf is re-scored",
+                        tp.root.name, ", ".join(what) or "fingerprint")
+        else:
+            kept = {lf.id: machine_result(lf) for lf in previous.leaves}
+
+    mode = mode_of(task.scoring)
+    task_checks = load_task_checks(task.paths.checks_py)
+    extra, block = mode.prepare(task, tp.evidence, ev)
+    task_checks.update(extra)
+    machine = []
+    for lf in leaves:
+        if kept and lf.id not in only_leaves and lf.id in kept:
+            m = kept[lf.id].model_copy(update={"effective_weight": lf.effective_weight, "weight": str(lf.weight),
+                                               "gate_scope": list(lf.gate_scope)})
+        else:
+            m = score_leaf(lf, ev, task_checks, task=task, judge=judge, judge_dir=tp.root / "judge",
+                           force=bool(only_leaves))
+        machine.append(m.model_copy(update={"evidence_digest": leaf_evidence_digest(manifest, m.evidence_refs)}))
+    changes = fingerprint_changes(previous, machine)
+    for c in changes:
+        log.warning("judge fingerprint changed for leaf %s", c)
+    reviews, required = stored_reviews(tp, store)
+    final, fields = finalize(machine, reviews, required, digest)
+    scores = Scores(
+        task=task.id,
+        trial=tp.root.name,
+        scoring=task.scoring,
+        **mode.summarize(task, ev, block, final),
+        **fields,
+        replay_status=prov.get("status"),
+        leaves=final,
+        judge_usage=judge_totals(final),
+        fingerprint_changes=changes,
+        fingerprint=fp,
+        scored_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        workbench_version=__version__,
+    )
+    return commit(tp, scores, store)

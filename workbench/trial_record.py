@@ -1,0 +1,72 @@
+"""trial.json: one pydantic model for a trial's record (configuration, stages, outcome).
+
+The outcome's score fields are copied from scores.json (:func:`workbench.scoring.results.outcome_fields`)
+whenever scores.json is written; scores.json is their one source.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from . import __version__
+from .io import atomic_write_json
+from .matrix import AgentConfig
+from .paths import TrialPaths
+
+STAGES = ("session", "replay", "score", "review")
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+class StageRecord(BaseModel):
+    status: Literal["pending", "running", "done", "failed"] = "pending"
+    started_at: str | None = None
+    seconds: float | None = None
+    error: str | None = None
+    notebook: str | None = None
+
+
+class TrialRecord(BaseModel):
+    """trial.json"""
+
+    id: str
+    task: str
+    task_dir: str | None = None  # where the task package was read from (reviewers see its rubric)
+    task_meta: dict[str, Any] = Field(default_factory=dict)  # field, domain, scoring: for analysis by field
+    config: AgentConfig
+    attempt: int
+    engine: str
+    status: Literal["running", "complete", "infra_error"] = "running"
+    started_at: str = Field(default_factory=now)
+    finished_at: str | None = None
+    stages: dict[str, StageRecord] = Field(default_factory=lambda: {s: StageRecord() for s in STAGES})
+    fallback: dict[str, str] | None = None
+    outcome: dict[str, Any] = Field(default_factory=dict)
+    error: str | None = None
+    workbench_version: str = __version__
+
+
+def read_trial(tp: TrialPaths) -> TrialRecord | None:
+    """The trial's record, or None when absent or unreadable (treated as never run)."""
+    try:
+        return TrialRecord.model_validate_json(tp.trial_json.read_text())
+    except (FileNotFoundError, ValueError):
+        return None
+
+
+
+
+def update_outcome(tp: TrialPaths, fields: dict[str, Any]) -> bool:
+    """Copy score fields into a complete trial's outcome (atomically); False when there is none to update
+    (no trial.json, or a trial still running: the pipeline writes its outcome when it finishes)."""
+    rec = read_trial(tp)
+    if rec is None or rec.status != "complete":
+        return False
+    rec.outcome.update(fields)
+    atomic_write_json(tp.trial_json, rec.model_dump())
+    return True
