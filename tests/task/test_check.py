@@ -134,4 +134,4 @@ def test_a_qa_task_whose_answers_file_is_outside_the_output_roots_fails_once(tmp
     (root / "tests" / "questions.json").write_text(json.dumps({**qs, "answers": "answers/answers.json"}))
     errors = _errors(root).splitlines()
     assert len(errors) == 1 and errors[0].startswith(f"{root / 'tests' / 'questions.json'}: sub_tasks[0] (id m1): ")
-    assert "'answers/answers.json': 'answers' is neither" in errors[0] and "also read by 3 other leaves" in errors[0]
+    assert "'answers/answers.json': 'answers' is neither" in errors[0] and "(also read by m2, o1, o2)" in errors[0]

@@ -101,7 +101,8 @@ def _check_output_roots(paths: TaskPaths, config, errors: list[str]) -> None:
         r = rs[0]
         others = sorted({x.leaf.id for x in rs} - {r.leaf.id})
         hint = " (a glob counts by its top-level component)" if r.is_glob else ""
-        also = f" (also read by {len(others)} other leaves: {', '.join(others[:5])})" if others else ""
+        more = ", ..." if len(others) > 5 else ""
+        also = f" (also read by {', '.join(others[:5])}{more})" if others else ""
         errors.append(f"{describe(r, rubric.source)}: {r.top!r}{hint} is neither a [replay] outputs root "
                       f"({', '.join(outputs)}) nor a source in {base}, so the replay would not regenerate it{also}")
 
