@@ -2,13 +2,18 @@
 
 The local sandbox cannot build the task's Docker image, so each task ships ``install.sh`` that
 installs the same pinned environment on a Debian host into ``$WORKBENCH_ENV`` (usually a venv built
-from Debian's /usr/bin/python3). The directory name carries a hash of install.sh, so changing a pin
-gives a new environment instead of silently reusing the old one. The replay mounts it read-only at
-the same path and puts its ``bin/`` first on PATH; its digest goes into the replay provenance.
+from Debian's /usr/bin/python3). install.sh may read anything beside it (requirements and constraints
+files, lock files, data), so an environment is keyed by the content of every file of ``environment/``
+except the paper, the starter submission and the Dockerfile: changing a pin gives a new environment
+instead of silently reusing the old one, and a copied or renamed task with the same files finds the
+one already installed. The directory is named by that digest only (``env-<digest16>``); its marker
+file records which task installed it. The replay mounts it read-only at the same path and puts its
+``bin/`` first on PATH; its digest goes into the replay provenance.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import logging
 import os
@@ -16,10 +21,11 @@ import platform
 import shutil
 import subprocess
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 from .errors import WorkbenchError
-from .io import atomic_write_json, sha256_bytes, sha256_file
+from .io import atomic_write_json, digest_of, sha256_bytes, tree_hashes
 from .task import Task
 
 log = logging.getLogger(__name__)
@@ -36,12 +42,19 @@ def envs_root() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "workbench" / "envs"
 
 
+NOT_ENVIRONMENT = ("paper", "starter_submission", "Dockerfile")  # top-level entries install.sh has no use for
+
+
+def env_files(task: Task) -> dict[str, str]:
+    """{path in environment/: sha256} of every file that defines the task's host environment."""
+    return tree_hashes(task.paths.environment, exclude_top=NOT_ENVIRONMENT)
+
+
 def env_dir(task: Task) -> Path | None:
     """The environment directory for a task, or None when it has no install.sh (host /usr only)."""
-    sh = task.paths.install_sh
-    if not sh.is_file():
+    if not task.paths.install_sh.is_file():
         return None
-    return envs_root() / f"{task.id}-{sha256_file(sh)[:10]}"
+    return envs_root() / f"env-{digest_of(env_files(task))[:16]}"
 
 
 def env_info(task: Task) -> dict:
@@ -56,23 +69,32 @@ def env_info(task: Task) -> dict:
             f"the environment of task {task.id} is not installed ({d}); run: workbench env install {task.root}"
         )
     info = json.loads(marker.read_text())
-    pinned = {"install_sh_sha256": info.get("install_sh_sha256"), "packages": info.get("packages")}
+    pinned = {"files_digest": info.get("files_digest"), "packages": info.get("packages")}
     return {"dir": str(d), "kind": "install.sh",
             "digest": sha256_bytes(json.dumps(pinned, sort_keys=True).encode()), **info}
 
 
 def install_env(task: Task, *, force: bool = False) -> Path | None:
-    """Run install.sh into the task's environment directory; idempotent unless force."""
+    """Run install.sh into the task's environment directory; idempotent unless force. Tasks with the same
+    environment files share the directory, so installs of it take turns (a lock beside it)."""
     d = env_dir(task)
     if d is None:
         log.info("task %s has no environment/install.sh: it uses the host's /usr", task.id)
         return None
-    if (d / MARKER).is_file() and not force:
-        log.info("environment of %s already installed at %s", task.id, d)
-        return d
+    d.parent.mkdir(parents=True, exist_ok=True)
+    with open(d.with_name(d.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (d / MARKER).is_file() and not force:
+            log.info("environment of %s already installed at %s", task.id, d)
+            return d
+        _install(task, d)
+    return d
+
+
+def _install(task: Task, d: Path) -> None:
+    files = env_files(task)
     if d.exists():
         shutil.rmtree(d)
-    d.parent.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "WORKBENCH_ENV": str(d)}
     log.info("installing the environment of %s into %s", task.id, d)
     start = time.monotonic()
@@ -87,12 +109,13 @@ def install_env(task: Task, *, force: bool = False) -> Path | None:
     d.mkdir(parents=True, exist_ok=True)
     os.chmod(d, 0o755)
     atomic_write_json(d / MARKER, {
-        "task": task.id,
-        "install_sh_sha256": sha256_file(task.paths.install_sh),
+        "installed_by": {"task": task.id, "root": str(task.root)},
+        "installed_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "files_digest": digest_of(files),
+        "files": files,
         "packages": freeze,
         "install_seconds": round(time.monotonic() - start, 1),
     })
-    return d
 
 
 def environment_for(task: Task, backend: str, client=None) -> tuple[dict, str | None]:

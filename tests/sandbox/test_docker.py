@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 
@@ -34,13 +35,19 @@ def test_the_container_gets_the_same_guarantees_as_bwrap(tmp_path):
     assert o["volumes"][str(tmp_path / "env")] == {"bind": "/opt/env", "mode": "ro"}
 
 
-def test_the_task_image_tag_follows_the_environment(tmp_path):
+def test_the_task_image_tag_follows_the_build_context(tmp_path):
     root = write_task(tmp_path / "t")
     a = image_tag(root)
-    (root / "environment" / "paper" / "paper.md").write_text("changed paper")  # not part of the image
-    assert image_tag(root) == a
-    (root / "environment" / "Dockerfile").write_text("FROM debian:bookworm\n")
-    assert image_tag(root) != a and image_tag(root).startswith("workbench/t:")
+    assert a.startswith("workbench/env:") and image_tag(shutil.copytree(root, tmp_path / "renamed")) == a
+    (root / "environment" / "Dockerfile").write_text("FROM debian:bookworm\nCOPY paper/ /home/paper/\n")
+    b = image_tag(root)
+    assert b != a
+    (root / "environment" / "paper" / "paper.md").write_text("changed paper")  # COPY'd into the image
+    assert image_tag(root) != b
+    (root / "environment" / ".dockerignore").write_text("# not sent\nstarter_submission\n")
+    c = image_tag(root)
+    (root / "environment" / "starter_submission" / "reproduce.sh").write_text("echo changed\n")
+    assert image_tag(root) == c
 
 
 def test_without_an_engine_the_backend_says_so_instead_of_falling_back(tmp_path, monkeypatch):

@@ -89,3 +89,49 @@ def test_content_hash_changes_with_any_file(tmp_path):
     h1 = load_task(root).content_hash()
     (root / "tests" / "rubric.json").write_text(json.dumps({"id": "x", "task_category": "Modeling"}))
     assert load_task(root).content_hash() != h1
+
+
+def _reads(*leaves: tuple[str, dict]) -> dict:
+    return {"id": "r", "sub_tasks": [{"id": i, "weight": 1, "task_category": c, **extra}
+                                     for (i, extra), c in zip(leaves, ("Modeling", "Execution", "Validation"),
+                                                              strict=False)]}
+
+
+def test_a_rubric_reading_a_root_the_replay_does_not_regenerate_fails(tmp_path):
+    rubric = _reads(("ok", {"check": {"kind": "file_exists", "path": "results/value.json"}}),
+                    ("stale", {"evidence_inputs": [{"path": "submission/outputs/metrics.json"}]}),
+                    ("glob", {"check": {"kind": "file_exists", "path": "*.json"}}))
+    root = write_task(tmp_path / "t", rubric=rubric)
+    errors = _errors(root).splitlines()
+    assert len(errors) == 2
+    assert errors[0].startswith(f"{root / 'tests' / 'rubric.json'}: sub_tasks[1] (id stale): "
+                                "evidence_inputs[0].path 'submission/outputs/metrics.json': 'outputs' is neither")
+    assert "[replay] outputs root (results) nor a source in solution/" in errors[0]
+    assert "(id glob): check.path '*.json': '*.json' (a glob counts by its top-level component)" in errors[1]
+    rubric["sub_tasks"][2]["check"]["path"] = "outputs/*.json"  # declaring the root fixes both leaves
+    (root / "tests" / "rubric.json").write_text(json.dumps(rubric))
+    (root / "task.toml").write_text((root / "task.toml").read_text().replace('["results"]', '["results", "outputs"]'))
+    assert check_task(root).ok, check_task(root).errors
+
+
+def test_a_rubric_may_read_the_sources_the_solution_delivers(tmp_path):
+    rubric = _reads(("src", {"evidence_inputs": [{"path": "submission/src/model.py"}, {"path": "reproduce.sh"}]}),
+                    ("log", {"check": {"kind": "log_pattern", "pattern": "done"}}),
+                    ("out", {"check": {"kind": "file_exists", "path": "submission/results/*.json"}}))
+    root = write_task(tmp_path / "t", rubric=rubric)
+    assert "'src' is neither" in _errors(root)  # the solution has no src/ yet
+    (root / "solution" / "src").mkdir()
+    (root / "solution" / "src" / "model.py").write_text("x = 1\n")
+    assert check_task(root).ok, check_task(root).errors
+
+
+def test_a_qa_task_whose_answers_file_is_outside_the_output_roots_fails_once(tmp_path):
+    from tests.scoring.modes import write_qa_task
+
+    root = write_qa_task(tmp_path / "t", {"m1": ["A"]})
+    assert check_task(root).ok, check_task(root).errors
+    qs = json.loads((root / "tests" / "questions.json").read_text())
+    (root / "tests" / "questions.json").write_text(json.dumps({**qs, "answers": "answers/answers.json"}))
+    errors = _errors(root).splitlines()
+    assert len(errors) == 1 and errors[0].startswith(f"{root / 'tests' / 'questions.json'}: sub_tasks[0] (id m1): ")
+    assert "'answers/answers.json': 'answers' is neither" in errors[0] and "(also read by m2, o1, o2)" in errors[0]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -38,6 +39,43 @@ def test_paperbenchx_packages_import_with_their_rubric_and_without_credentials(s
     assert "[verifier.env]" in dropped and "ANTHROPIC_API_KEY" in dropped and "install.sh" in dropped
     assert (tmp_path / "t" / "tests" / "judge.md").is_file()
     assert "Not carried over" in (tmp_path / "t" / "IMPORT.md").read_text()
+
+
+@pytest.mark.parametrize("src", PBX, ids=lambda p: p.name)
+def test_paperbenchx_sources_the_rubric_declares_are_not_output_roots(src, tmp_path):
+    # both packages read submission/src/ (evidence kind "source"), which neither ships in a solution or starter
+    rep = import_task("paperbenchx", src, tmp_path / "t")
+    assert load_task(tmp_path / "t").config.replay.outputs == ["results"]
+    assert any(c.startswith('[replay] outputs = ["results"]: ') and "src" in c for c in rep.carried)
+
+
+def test_paperbenchx_output_roots_come_from_the_rubric_and_the_replay_regenerates_them(tmp_path):
+    src = tmp_path / "pbx"
+    shutil.copytree(EXTERNAL / "paperbenchx" / "12-mapgpt-r2r", src)
+    text = (src / "tests" / "rubric.json").read_text()
+    text = text.replace("submission/results/r2r_val_unseen_subset/per_case.csv", "submission/outputs/per_case.csv")
+    text = text.replace("submission/results/r2r_val_unseen_subset/run.log", "logs/run.log")  # read under submission/
+    (src / "tests" / "rubric.json").write_text(text)
+    rep = import_task("paperbenchx", src, tmp_path / "t")
+    task = load_task(tmp_path / "t")
+    assert task.config.replay.outputs == ["logs", "outputs", "results"]
+    assert "[replay] outputs = [\"logs\", \"outputs\", \"results\"]" in (tmp_path / "t" / "IMPORT.md").read_text()
+    assert not any("[replay] outputs" in d for d in rep.not_carried)
+    assert check_task(task.root).ok, check_task(task.root).errors
+    # what the package ships under outputs/ is replaced by what the replay computes; src/ is delivered as is
+    sub = write_files(tmp_path / "sub", {"outputs/per_case.csv": "shipped\n", "src/agent.py": "pass\n",
+                                         "reproduce.sh": "echo regenerated > outputs/per_case.csv\n"})
+    replay(task, sub, tmp_path / "trial")
+    ev = tmp_path / "trial" / "evidence" / "submission"
+    assert (ev / "outputs" / "per_case.csv").read_text() == "regenerated\n"
+    assert (ev / "src" / "agent.py").read_text() == "pass\n"
+
+
+def test_an_import_says_when_it_cannot_derive_output_roots(tmp_path):
+    import_task("paperbench", EXTERNAL / "paperbench" / "rubrics" / "semantic-self-consistency.json", tmp_path / "t")
+    assert load_task(tmp_path / "t").config.replay.outputs == ["results"]
+    assert '[replay] outputs = ["results"]: the rubric reads no output directory' in (
+        tmp_path / "t" / "IMPORT.md").read_text().split("## Not carried over")[1]
 
 
 @pytest.mark.parametrize("name", ["rubrics/semantic-self-consistency.json", "graded/pinn.json"])

@@ -14,7 +14,6 @@ The machines this project is developed on have no Docker engine; the tests of th
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import tempfile
@@ -22,6 +21,7 @@ import time
 from pathlib import Path
 
 from ..errors import WorkbenchError
+from ..io import digest_of, tree_hashes
 from .base import Limits, SandboxResult, SandboxSetupError, SandboxSpec, chown_tree
 from .watch import MB, DiskWatch, write_capped
 
@@ -42,14 +42,24 @@ def _client():
         raise SandboxSetupError(f"docker sandbox: no Docker engine reachable ({exc})") from None
 
 
-def image_tag(task_root: Path) -> str:
-    """``workbench/<task>:<digest of environment/>``: a changed Dockerfile or pin gives a new image."""
+def build_context(task_root: Path) -> dict[str, str]:
+    """{path: sha256} of the build context the engine gets from ``environment/``: every file the docker SDK
+    sends (all but what ``.dockerignore`` excludes), since any of them may be COPY'd into the image (PaperBenchX
+    images copy the paper and the starter submission)."""
+    from docker.utils.build import exclude_paths
+
     env = Path(task_root) / "environment"
-    h = hashlib.sha256()
-    for p in sorted(env.rglob("*")):
-        if p.is_file() and "starter_submission" not in p.parts and "paper" not in p.parts:
-            h.update(p.relative_to(env).as_posix().encode() + b"\0" + p.read_bytes())
-    return f"workbench/{Path(task_root).name}:{h.hexdigest()[:12]}"
+    ignore = env / ".dockerignore"
+    lines = [x.strip() for x in ignore.read_text(encoding="utf-8").splitlines()] if ignore.is_file() else []
+    sent = exclude_paths(str(env), [x for x in lines if x and not x.startswith("#")], dockerfile="Dockerfile")
+    return {k: v for k, v in tree_hashes(env).items() if k in sent}
+
+
+def image_tag(task_root: Path) -> str:
+    """``workbench/env:<digest16 of the build context>``: a changed file gives a new image, and a copied or
+    renamed task with the same context uses the one already built (its ``workbench.task`` label says who built
+    it)."""
+    return f"workbench/env:{digest_of(build_context(task_root))[:16]}"
 
 
 def task_image(task, client=None) -> str:
@@ -63,7 +73,7 @@ def task_image(task, client=None) -> str:
             raise WorkbenchError(f"{task.paths.dockerfile}: missing; the docker sandbox cannot build {task.id}"
                                  ) from None
         log.info("building %s from %s", tag, task.paths.dockerfile)
-        client.images.build(path=str(task.paths.environment), tag=tag, rm=True)
+        client.images.build(path=str(task.paths.environment), tag=tag, rm=True, labels={"workbench.task": task.id})
     return tag
 
 

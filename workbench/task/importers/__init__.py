@@ -9,6 +9,7 @@ finishes the package knows what is left to do. The formats are summarised in
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -51,8 +52,6 @@ def write_toml_task(dest: Path, *, name: str, description: str | None = None, me
                     agent_timeout: float | None = None, environment: dict | None = None,
                     replay_outputs: list[str] | None = None) -> None:
     """A task.toml in the workbench's schema (values quoted with json, which TOML strings accept)."""
-    import json
-
     def table(title: str, values: dict) -> list[str]:
         rows = [f"{k} = {json.dumps(v)}" for k, v in values.items() if v is not None]
         return [f"[{title}]", *rows, ""] if rows else []
@@ -64,6 +63,32 @@ def write_toml_task(dest: Path, *, name: str, description: str | None = None, me
     lines += table("environment", environment or {})
     lines += table("replay", {"outputs": replay_outputs or ["results"]})
     (dest / "task.toml").write_text("\n".join(lines), encoding="utf-8")
+
+
+def derive_replay_outputs(dest: Path, rep: ImportReport) -> list[str]:
+    """``[replay] outputs`` of an imported package: the top-level directories its rubric reads that are not
+    sources (:mod:`workbench.task.outputs`); ``["results"]``, said in the report, when the rubric names none."""
+    from ...paths import TaskPaths
+    from ...rubric import load_rubric
+    from ..outputs import derive_outputs, describe, evidence_reads, package_sources
+
+    paths = TaskPaths(dest)
+    reads = evidence_reads(load_rubric(paths.rubric)) if paths.rubric.is_file() else []
+    sources = package_sources(paths, reads)
+    roots, unusable = derive_outputs(reads, sources)
+    first: dict[str, object] = {}
+    for r in unusable:
+        first.setdefault(r.path, r)
+    for r in first.values():
+        rep.drop(f"{describe(r, 'tests/rubric.json')}: names no output directory (a glob or a top-level file "
+                 "outside the sources), so the replay does not regenerate it: put it under an output root")
+    if roots:
+        rep.carry(f"[replay] outputs = {json.dumps(roots)}: the top-level directories the rubric reads, less the "
+                  f"sources ({', '.join(sorted(sources))})")
+        return roots
+    rep.drop('[replay] outputs = ["results"]: the rubric reads no output directory to derive them from; check '
+             "which roots the submission generates")
+    return ["results"]
 
 
 GENERIC_INSTALL = """#!/usr/bin/env bash

@@ -2,9 +2,10 @@
 
 Carried: task.toml's task/metadata/agent/environment values, instruction.md, environment/ (Dockerfile,
 paper, starter submission), solution/, tests/ (rubric.json with PaperBenchX's evidence_inputs, gates and
-critical flags; refs/). Not carried, and listed: verifier credentials and judge settings, user names,
-network switches (the replay never has network), Harbor's tests/test.sh verifier, and judge tool
-operations (``metric_operation``) the workbench's judge does not have."""
+critical flags; refs/); ``[replay] outputs`` are derived from the rubric's evidence paths. Not carried,
+and listed: verifier credentials and judge settings, user names, network switches (the replay never has
+network), Harbor's tests/test.sh verifier, and judge tool operations (``metric_operation``) the
+workbench's judge does not have."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from pathlib import Path
 
 from ...errors import WorkbenchError
 from ...rubric.tree import parse_rubric
-from . import ImportReport, write_toml_task
+from . import ImportReport, derive_replay_outputs, write_toml_task
 
 SCALAR = (str, int, float, bool)
 
@@ -30,7 +31,9 @@ def _scalars(section: dict, prefix: str, rep: ImportReport) -> dict:
     return out
 
 
-def _toml(src: Path, dest: Path, rep: ImportReport, default_name: str) -> dict:
+def _toml(src: Path, rep: ImportReport, default_name: str) -> dict:
+    """The arguments of write_toml_task from the source's task.toml (written once the rubric is in place, which
+    the replay's output roots are derived from)."""
     path = src / "task.toml"
     if not path.is_file():
         raise WorkbenchError(f"{src}: no task.toml (not a Harbor task)")
@@ -55,11 +58,13 @@ def _toml(src: Path, dest: Path, rep: ImportReport, default_name: str) -> dict:
         rep.drop("[solution] section (solution environment variables)")
     metadata = _scalars(data.get("metadata") or {}, "metadata", rep)
     environment = {k: env[k] for k in ("cpus", "memory_mb", "gpus", "storage_mb") if k in env}
-    write_toml_task(dest, name=task.get("name") or default_name, description=task.get("description"),
-                    metadata=metadata, agent_timeout=agent.get("timeout_sec"), environment=environment)
     rep.carry("task.toml: [task], [metadata] values, [agent] timeout_sec, [environment] cpus/memory_mb/gpus/storage_mb")
-    rep.drop("[replay] outputs: set to [\"results\"]; check which roots the submission generates")
-    return data
+    return dict(name=task.get("name") or default_name, description=task.get("description"), metadata=metadata,
+                agent_timeout=agent.get("timeout_sec"), environment=environment)
+
+
+def _write_toml(dest: Path, rep: ImportReport, toml: dict) -> None:
+    write_toml_task(dest, **toml, replay_outputs=derive_replay_outputs(dest, rep))
 
 
 def _copy(src: Path, dest: Path, rel: str, rep: ImportReport) -> bool:
@@ -92,7 +97,7 @@ def _common(src: Path, dest: Path, rep: ImportReport) -> None:
 
 def import_harbor(src: Path, dest: Path) -> ImportReport:
     rep = ImportReport("harbor", src, dest)
-    _toml(src, dest, rep, f"harbor/{src.name}")
+    toml = _toml(src, rep, f"harbor/{src.name}")
     _common(src, dest, rep)
     tests = dest / "tests"
     if (src / "tests").is_dir():
@@ -109,12 +114,13 @@ def import_harbor(src: Path, dest: Path) -> ImportReport:
         (tests / "rubric.json").write_text(json.dumps({"id": src.name, "requirements": "Imported Harbor task.",
                                                        "sub_tasks": [leaf]}, indent=2))
         rep.drop("a rubric: Harbor tasks have none; write tests/rubric.json with modeling/execution/validation leaves")
+    _write_toml(dest, rep, toml)
     return rep
 
 
 def import_paperbenchx(src: Path, dest: Path) -> ImportReport:
     rep = ImportReport("paperbenchx", src, dest)
-    _toml(src, dest, rep, f"paperbenchx/{src.name}")
+    toml = _toml(src, rep, f"paperbenchx/{src.name}")
     _common(src, dest, rep)
     rubric_src = src / "tests" / "rubric.json"
     if not rubric_src.is_file():
@@ -143,4 +149,5 @@ def import_paperbenchx(src: Path, dest: Path) -> ImportReport:
     for f in sorted((src / "tests").glob("*")):
         if f.name not in ("rubric.json", "refs", "config"):
             rep.drop(f"tests/{f.name}: not part of a workbench task package")
+    _write_toml(dest, rep, toml)
     return rep

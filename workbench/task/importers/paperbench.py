@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ...errors import WorkbenchError
 from ...rubric.tree import parse_rubric
-from . import ImportReport, write_generic_install, write_toml_task
+from . import ImportReport, derive_replay_outputs, write_generic_install, write_toml_task
 
 GRADED_KEYS = ("score", "valid_score", "explanation", "judge_metadata")
 
@@ -55,11 +55,12 @@ def import_paperbench(src: Path, dest: Path) -> ImportReport:
         encoding="utf-8")
     rep.drop("instruction.md is a generic placeholder: write the public task contract (targets, observables, "
              "deliverables)")
-    write_toml_task(dest, name=f"paperbench/{name}", metadata={"paper": name, "scoring": "rubric"})
-    rep.carry("task.toml (scoring = rubric, replay outputs = results)")
     starter = dest / "environment" / "starter_submission"
     starter.mkdir()
     (starter / "reproduce.sh").write_text("#!/usr/bin/env bash\necho 'not implemented' >&2\nexit 1\n")
+    write_toml_task(dest, name=f"paperbench/{name}", metadata={"paper": name, "scoring": "rubric"},
+                    replay_outputs=derive_replay_outputs(dest, rep))
+    rep.carry("task.toml (scoring = rubric)")
     write_generic_install(dest, rep)
     for what in ("environment/Dockerfile: PaperBench gives the agent a generic GPU container",
                  "solution/: PaperBench has no reference workflow, so the oracle cannot run",
