@@ -8,12 +8,14 @@ configs A, D; tasks t1 (field F1), t2 (field F2); one attempt:
 """
 
 import math
+import re
 
 import pandas as pd
 import pytest
 
 from tests.analysis.test_analysis_metrics import _trial
 from workbench.analysis import frames, metrics
+from workbench.analysis.report import banner, table2
 
 STUDY = pd.DataFrame([
     _trial("A", "t1", 0.5, full=False, R_upper=0.5, full_upper=False),
@@ -108,3 +110,27 @@ def test_a_withheld_qa_outcome_is_not_averaged():
     ])
     q = metrics.qa_summary(frames.outcomes(t)).iloc[0]
     assert (q.oeq_mean, q.mcq_accuracy, q.outcomes, q.withheld) == (4.0, 100.0, 1, 1)
+
+
+def _cells(html: str) -> list[str]:
+    return [c.strip() for c in re.findall(r"<td>(.*?)</td>", html, flags=re.S)]
+
+
+def test_table2_prints_bounds_where_outcomes_await_review(o):
+    rows = {r[0]: r for r in (_cells(tr) for tr in re.findall(r"<tr>(.*?)</tr>", table2(metrics.model_table(o)),
+                                                               flags=re.S)) if r}
+    assert rows["D"][1:3] == ["80.00 [80.00, 88.00]", "0.00 [0.00, 0.00]"]  # partial, full rate
+    assert rows["A"][1:3] == ["60.00", "0.00"]  # nothing awaiting review: one number each
+    assert rows["D"][-1] == "1" and rows["A"][-1] == "0"  # withheld
+
+
+def test_the_banner_counts_and_lists_withheld_outcomes(tmp_path):
+    (tmp_path / "r" / "trials").mkdir(parents=True)
+    crash = _trial("C", "t1", None, status="infra_error", error="<b>sandbox</b> died")
+    o = frames.outcomes(pd.concat([STUDY, pd.DataFrame([crash])], ignore_index=True))
+    b = banner(tmp_path / "r", o)
+    assert "2 outcome(s) withheld" in b and "1 by infrastructure errors" in b and "1 needing rescoring" in b
+    assert "By configuration: C 1, D 1." in b and "1 outcome(s) still await review" in b
+    listed = [r for r in (_cells(tr) for tr in re.findall(r"<tr>(.*?)</tr>", b, flags=re.S)) if r]
+    assert [r[:4] for r in listed] == [["C", "t1", "1", "r"], ["D", "t1", "1", "r"]]
+    assert listed[0][4] == "t1__C__1" and "&lt;b&gt;sandbox&lt;/b&gt; died" in listed[0][5]  # escaped
