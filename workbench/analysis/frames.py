@@ -3,22 +3,27 @@
 An **outcome** is one (configuration, task, attempt) of the shared set: every task and attempt seen for
 any configuration, for every configuration. Its state and what it counts for:
 
-==============  ===================================================  =======================
+==============  ===================================================  ==========================
 state           meaning                                              counts in partial score
-==============  ===================================================  =======================
+==============  ===================================================  ==========================
 final           scored, every leaf decided                           R
-provisional     scored, some leaves pending review / withheld /      R so far (a lower bound;
-                disputed                                             ``R_upper`` if they all pass)
+provisional     scored, some leaves pending review or disputed       R so far, a lower bound;
+                                                                     shown with ``R_upper`` (all
+                                                                     of them pass)
 refused         the model refused and no fallback delivered          0 (seed 001 §4.1)
 missing         no trial for it (never run)                          0 (seed 001 §4.1)
 unfinished      a trial still running                                0, and reported as such
-infra_error     the workbench, sandbox or endpoint failed            withheld: not counted,
-                                                                     reported
-==============  ===================================================  =======================
+withheld        scored, but a leaf (or the sota evaluator) was       withheld: not counted,
+                withheld: the judge endpoint or the workbench        listed (rescore it)
+                failed (``needs_rescoring``)
+infra_error     the workbench, sandbox or endpoint failed            withheld: not counted, listed
+==============  ===================================================  ==========================
 
-A refusal that a fallback configuration replaced scores the fallback's submission, and still counts
-in the refusal rate. When a (configuration, task, attempt) appears in several runs, the latest
-finished one is used.
+Withheld outcomes (:data:`WITHHELD_STATES`) were never the submission's fault, so they are left out of
+every mean, rate and table, never scored 0 and never scored on what survived the failure. A refusal
+that a fallback configuration replaced scores the fallback's submission, and still counts in the
+refusal rate. When a (configuration, task, attempt) appears in several runs, the latest finished one is
+used.
 """
 
 from __future__ import annotations
@@ -33,6 +38,9 @@ from ..store import Store
 
 PHASE_SCORES = ("modeling_score", "execution_score", "validation_score")
 COUNTED_STATES = ("final", "provisional", "refused", "missing", "unfinished")
+WITHHELD_STATES = ("infra_error", "withheld")
+ZERO_STATES = ("refused", "missing", "unfinished")  # count 0 (seed 001 §4.1)
+MODE_RESULTS = ("sota_g", "sota_band", "qa_oeq", "qa_mcq_accuracy")
 
 
 def run_dirs(root: Path | str) -> list[Path]:
@@ -79,6 +87,12 @@ def _true(x) -> bool:
     return x is not None and not (isinstance(x, float) and np.isnan(x)) and bool(x)
 
 
+def _flag(values: pd.Series) -> pd.Series:
+    """Stored booleans (bools, 0/1 from SQL, None/NaN where not stored) as a nullable boolean series."""
+    return values.map(lambda x: pd.NA if x is None or (isinstance(x, float) and np.isnan(x)) else bool(x)
+                      ).astype("boolean")
+
+
 def _state(row) -> str:
     status = row["status"]
     if not isinstance(status, str):
@@ -88,18 +102,27 @@ def _state(row) -> str:
     if status == "infra_error":
         return "infra_error"
     if _true(row["refused"]) and not isinstance(row["fallback_used"], str):
-        return "refused"
+        return "refused"  # the model's own doing: 0 whatever the scorer could not finish
+    if _true(row["needs_rescoring"]):
+        return "withheld"
     return "final" if _true(row["final"]) else "provisional"
+
+
+# columns an older index (or a hand-made frame) may lack; read as "not stored"
+OPTIONAL = ("full", "R_upper", "full_upper", "needs_rescoring", "uncounted_weight", "error")
 
 
 def outcomes(trials: pd.DataFrame) -> pd.DataFrame:
     """One row per outcome of the shared set with ``state``, ``score`` (what counts toward the partial
-    score; NaN when withheld), ``R_upper``, ``is_full`` and phase scores under the same rules."""
+    score: R, a lower bound while provisional; NaN when withheld), ``R_upper`` (if every uncounted leaf
+    passed), ``is_full`` / ``full_upper`` (nullable: NA when withheld) and phase scores under the same
+    rules. Full comes from the scorer's stored booleans; only rows without them are recomputed from R."""
     from ..rubric import is_full
 
     cols = ["config", "task", "attempt"]
     if trials.empty:
-        return pd.DataFrame(columns=[*cols, "state", "score", "R_upper", "is_full", *PHASE_SCORES])
+        return pd.DataFrame(columns=[*cols, "state", "score", "R_upper", "is_full", "full_upper", *PHASE_SCORES])
+    trials = trials.assign(**{c: None for c in OPTIONAL if c not in trials})
     t = _latest(trials)
     grid = pd.MultiIndex.from_product([sorted(t["config"].unique()), sorted(t["task"].unique()),
                                        sorted(t["attempt"].unique())], names=cols).to_frame(index=False)
@@ -110,15 +133,22 @@ def outcomes(trials: pd.DataFrame) -> pd.DataFrame:
         o[col] = o[col].fillna(o[key].map(known)) if col in o else o[key].map(known)
     o["field"] = o["field"].fillna("unknown")
     o["state"] = o.apply(_state, axis=1)
-    zero = o["state"].isin(("refused", "missing", "unfinished"))
-    withheld = o["state"] == "infra_error"
-    o["score"] = np.where(zero, 0.0, o["R"].astype(float))
-    o.loc[withheld, "score"] = np.nan
-    o["R_upper"] = o["score"] + np.where(o["state"] == "provisional", o["uncounted_weight"].fillna(0.0), 0.0)
+    zero = o["state"].isin(ZERO_STATES)
+    withheld = o["state"].isin(WITHHELD_STATES)
+    r = o["R"].astype(float)
+    # older rows have no R_upper: every uncounted leaf passing adds its weight (exact only without gates)
+    upper = o["R_upper"].astype(float).fillna(r + o["uncounted_weight"].astype(float).fillna(0.0))
+    o["score"] = r.mask(zero, 0.0).mask(withheld)
+    o["R_upper"] = upper.mask(zero, 0.0).mask(withheld)
     for col in PHASE_SCORES:
-        o[col] = np.where(zero, 0.0, o[col].astype(float))
-        o.loc[withheld, col] = np.nan
-    o["is_full"] = o["score"].map(lambda r: bool(is_full(r)) if pd.notna(r) else False)
+        o[col] = o[col].astype(float).mask(zero, 0.0).mask(withheld)
+    for col in MODE_RESULTS:  # a withheld outcome's sota / qa numbers are withheld with it
+        if col in o:
+            o[col] = o[col].mask(withheld)
+    full = _flag(o["full"]).fillna(r.map(is_full))
+    full_upper = _flag(o["full_upper"]).fillna(upper.map(is_full))
+    o["is_full"] = full.mask(zero, False).mask(withheld, pd.NA)
+    o["full_upper"] = full_upper.mask(zero, False).mask(withheld, pd.NA)
     o["hours"] = o["agent_seconds"].astype(float) / 3600.0
     o["tokens"] = o["input_tokens"].astype(float) + o["output_tokens"].astype(float)
     return o

@@ -1,8 +1,9 @@
 """The paper's aggregate metrics (seed 001 Table 2, Figures 5 and 6) over an outcomes frame.
 
 Every function takes the frame from :func:`.frames.outcomes` and returns a DataFrame or a dict;
-percentages are 0-100. Withheld outcomes (``infra_error``) are left out of every mean and counted
-where they are reported.
+percentages are 0-100. Withheld outcomes (``infra_error`` and ``withheld``: the workbench or the judge
+failed) are left out of every mean, rate and distribution, counted where a table reports its outcomes,
+and listed by :func:`withheld`. Provisional outcomes count their R so far and carry upper bounds.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .frames import PHASE_SCORES, _true
+from .frames import PHASE_SCORES, WITHHELD_STATES, ZERO_STATES, _true
 
 TRIM = 0.10  # trimmed mean: drop this share of outcomes at each end
 PHASES = {"modeling_score": "modeling", "execution_score": "execution", "validation_score": "validation"}
@@ -37,12 +38,20 @@ def pearson(x, y) -> float:
 
 
 def _counted(o: pd.DataFrame) -> pd.DataFrame:
-    return o[o["state"] != "infra_error"]
+    return o[~o["state"].isin(WITHHELD_STATES)]
+
+
+def _rate(flags: pd.Series) -> float:
+    """Percentage of True among the flags (nullable booleans from :func:`.frames.outcomes`)."""
+    return 100 * flags.astype(float).mean() if len(flags) else float("nan")
 
 
 def model_table(o: pd.DataFrame) -> pd.DataFrame:
-    """Per configuration: partial score, full rate, refusal rate, phase scores, turns, hours, tokens, cost,
-    and how many outcomes are provisional, missing or withheld."""
+    """Per configuration: partial score and full rate with their upper bounds (every leaf awaiting review
+    passes), refusal rate, phase scores, turns, hours, tokens, cost, and how many outcomes are
+    provisional, missing or withheld. Scores count withheld outcomes nowhere; the session columns
+    (refusal, turns, hours, tokens, cost) cover every completed session, withheld or not: the
+    session happened, only its scoring failed."""
     rows = []
     for cfg, g in o.groupby("config", sort=True):
         c = _counted(g)
@@ -50,7 +59,7 @@ def model_table(o: pd.DataFrame) -> pd.DataFrame:
         rows.append({
             "config": cfg, "model": g["model"].dropna().iloc[0] if g["model"].notna().any() else None,
             "outcomes": len(g), "partial": 100 * c["score"].mean(), "partial_upper": 100 * c["R_upper"].mean(),
-            "full_rate": 100 * c["is_full"].mean(),
+            "full_rate": _rate(c["is_full"]), "full_rate_upper": _rate(c["full_upper"]),
             "refusal_rate": 100 * ran["refused"].map(_true).mean() if len(ran) else np.nan,
             **{PHASES[p]: 100 * c[p].mean() for p in PHASE_SCORES},
             "turns": ran["turns"].astype(float).mean(), "turns_trimmed": trimmed_mean(ran["turns"]),
@@ -60,6 +69,8 @@ def model_table(o: pd.DataFrame) -> pd.DataFrame:
             "provisional": int((g["state"] == "provisional").sum()), "refused_no_fallback": int(
                 (g["state"] == "refused").sum()), "missing": int(g["state"].isin(["missing", "unfinished"]).sum()),
             "infra_error": int((g["state"] == "infra_error").sum()),
+            "needs_rescoring": int((g["state"] == "withheld").sum()),
+            "withheld": int(g["state"].isin(WITHHELD_STATES).sum()),
         })
     return pd.DataFrame(rows).sort_values("partial", ascending=False, ignore_index=True)
 
@@ -116,7 +127,7 @@ def composition_gap(o: pd.DataFrame, threshold: float = 0.8) -> dict[str, Any]:
     high = c[(c["modeling_score"] >= threshold) & (c["execution_score"] >= threshold)]
     gap = high[~high["is_full"]]
     return {"threshold": threshold, "high": len(high), "full": int(high["is_full"].sum()),
-            "full_share": 100 * high["is_full"].mean() if len(high) else float("nan"), "not_full": len(gap),
+            "full_share": _rate(high["is_full"]), "not_full": len(gap),
             "not_full_mean_validation": 100 * gap["validation_score"].mean() if len(gap) else float("nan"),
             "high_mean_validation": 100 * high["validation_score"].mean() if len(high) else float("nan")}
 
@@ -142,36 +153,57 @@ def time_allocation(o: pd.DataFrame, workflow: pd.DataFrame, per_config: int | N
     return pd.DataFrame(rows)
 
 
+SOTA_COLUMNS = ["config", "outcomes", "surpass_rate", "match_rate", "at_least_match_rate", "reproduce_rate",
+                "mean_g", "withheld"]
+
+
 def sota_summary(o: pd.DataFrame) -> pd.DataFrame:
     """For ``sota`` tasks, per configuration: surpass, match and reproduce (g >= -0.05, at least) rates and
-    mean improvement g. An outcome
-    without a valid result counts as g = -1, band ``below`` (seed 002's failure floor)."""
-    s = _counted(o[o["scoring"] == "sota"]).copy()
-    if s.empty:
-        return pd.DataFrame(columns=["config", "outcomes", "surpass_rate", "match_rate", "at_least_match_rate",
-                                     "reproduce_rate", "mean_g"])
-    s["sota_band"] = s["sota_band"].fillna("below")
-    s["sota_g"] = s["sota_g"].astype(float).fillna(-1.0)
-    return (s.groupby("config").apply(lambda g: pd.Series({
-        "outcomes": len(g), "surpass_rate": 100 * (g.sota_band == "surpass").mean(),
-        "match_rate": 100 * (g.sota_band == "match").mean(),
-        "at_least_match_rate": 100 * g.sota_band.isin(["surpass", "match"]).mean(),
-        "reproduce_rate": 100 * g.sota_band.isin(["surpass", "match", "reproduce"]).mean(), "mean_g": g.sota_g.mean()}),
-        include_groups=False).reset_index().astype({"outcomes": int}))
+    mean improvement g over the counted outcomes, and how many were withheld. A counted outcome without a
+    valid result (missing, refused, or g = -1 from the scorer) is g = -1, band ``below`` (seed 002's
+    failure floor); a withheld evaluator result is the workbench's failure, so it counts nowhere."""
+    s = o[o["scoring"] == "sota"]
+    rows = []
+    for cfg, g in s.groupby("config", sort=True):
+        c = _counted(g)
+        floor = c["state"].isin(ZERO_STATES)
+        band = c["sota_band"].mask(floor).fillna("below")
+        gain = c["sota_g"].astype(float).mask(floor).fillna(-1.0)
+        rows.append({"config": cfg, "outcomes": len(c), "surpass_rate": _rate(band == "surpass"),
+                     "match_rate": _rate(band == "match"),
+                     "at_least_match_rate": _rate(band.isin(["surpass", "match"])),
+                     "reproduce_rate": _rate(band.isin(["surpass", "match", "reproduce"])),
+                     "mean_g": gain.mean() if len(c) else float("nan"), "withheld": len(g) - len(c)})
+    return pd.DataFrame(rows, columns=SOTA_COLUMNS)
 
 
 def qa_summary(o: pd.DataFrame) -> pd.DataFrame:
-    """For ``qa`` tasks, per configuration: mean open-ended rating and multiple-choice accuracy."""
-    q = _counted(o[o["scoring"] == "qa"])
-    if q.empty:
-        return pd.DataFrame(columns=["config", "outcomes", "oeq_mean", "mcq_accuracy"])
-    return (q.groupby("config").agg(outcomes=("task", "size"), oeq_mean=("qa_oeq", "mean"),
-                                    mcq_accuracy=("qa_mcq_accuracy", lambda x: 100 * x.astype(float).mean()))
-            .reset_index())
+    """For ``qa`` tasks, per configuration: mean open-ended rating and multiple-choice accuracy over the
+    counted outcomes, and how many were withheld."""
+    q = o[o["scoring"] == "qa"]
+    rows = []
+    for cfg, g in q.groupby("config", sort=True):
+        c = _counted(g)
+        rows.append({"config": cfg, "outcomes": len(c), "oeq_mean": c["qa_oeq"].astype(float).mean(),
+                     "mcq_accuracy": 100 * c["qa_mcq_accuracy"].astype(float).mean(), "withheld": len(g) - len(c)})
+    return pd.DataFrame(rows, columns=["config", "outcomes", "oeq_mean", "mcq_accuracy", "withheld"])
+
+
+def withheld(o: pd.DataFrame) -> pd.DataFrame:
+    """Every withheld outcome, where it is and why: what must be rerun (infrastructure errors) or rescored
+    (a withheld leaf or evaluator result) before the numbers cover it."""
+    w = o[o["state"].isin(WITHHELD_STATES)]
+    error = w["error"].fillna("(no message)").astype(str)
+    why = np.where(w["state"] == "infra_error", "infrastructure error: " + error,
+                   "needs rescoring: a leaf or the evaluator was withheld (judge or workbench failure)")
+    return (pd.DataFrame({"config": w["config"], "task": w["task"], "attempt": w["attempt"], "run": w["run"],
+                          "trial": w["trial_id"], "reason": why})
+            .sort_values(["config", "task", "attempt"], ignore_index=True))
 
 
 def pending(o: pd.DataFrame) -> pd.DataFrame:
-    """Outcomes that are not final yet, per configuration and state (shown, never counted as 0)."""
+    """Outcomes that are not final, per configuration and state: provisional (counted with bounds),
+    withheld and infrastructure errors (not counted), missing and unfinished (counted 0)."""
     p = o[~o["state"].isin(["final", "refused"])]
     t = p.pivot_table(index="config", columns="state", values="task", aggfunc="count", fill_value=0)
     t.columns.name = None

@@ -34,20 +34,25 @@ def _mpl():
 # --- scores per configuration (Fig. 5c) ----------------------------------------------------------
 
 def scores(table: pd.DataFrame, static: bool = False):
+    """Partial score and full rate per configuration; the error bar reaches the upper bound (every leaf
+    awaiting review passes)."""
     t = table.sort_values("partial")
     go = None if static else _plotly()
     if go:
         fig = go.Figure([go.Bar(y=t.config, x=t.partial, orientation="h", name="partial score",
                                 error_x=dict(type="data", symmetric=False, array=t.partial_upper - t.partial,
                                              arrayminus=[0] * len(t))),
-                         go.Bar(y=t.config, x=t.full_rate, orientation="h", name="full rate (R > 0.9)")])
+                         go.Bar(y=t.config, x=t.full_rate, orientation="h", name="full rate (R > 0.9)",
+                                error_x=dict(type="data", symmetric=False, array=t.full_rate_upper - t.full_rate,
+                                             arrayminus=[0] * len(t)))])
         return fig.update_layout(barmode="group", title="Partial score and full rate per configuration (%)",
                                  height=120 + 28 * len(t), xaxis_title="%", legend_orientation="h")
     plt = _mpl()
     fig, ax = plt.subplots(figsize=(8, 1 + 0.35 * len(t)))
     y = np.arange(len(t))
     ax.barh(y + 0.2, t.partial, 0.4, xerr=[np.zeros(len(t)), t.partial_upper - t.partial], label="partial score")
-    ax.barh(y - 0.2, t.full_rate, 0.4, label="full rate (R > 0.9)")
+    ax.barh(y - 0.2, t.full_rate, 0.4, xerr=[np.zeros(len(t)), t.full_rate_upper - t.full_rate],
+            label="full rate (R > 0.9)")
     ax.set_yticks(y, t.config)
     ax.set_xlabel("%")
     ax.set_title("Partial score and full rate per configuration (%)")

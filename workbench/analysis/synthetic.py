@@ -5,7 +5,9 @@ so generated numbers are never mistaken for results.
 
 Each outcome's leaves pass with a probability set by the configuration's skill, the task's difficulty
 and the phase (validation is hardest); some outcomes are refused (with a fallback for two
-configurations), withheld by an infrastructure error, still pending review, or missing.
+configurations), withheld by an infrastructure error, withheld for rescoring (a leaf, or a ``sota``
+task's evaluator result, withheld as after a judge or workbench failure), still pending review (with
+``R_upper``, the score if every pending leaf passed), or missing.
 """
 
 from __future__ import annotations
@@ -73,7 +75,8 @@ def synthesize(run_dir: Path | str, *, configs: int = 10, tasks: int = 93, attem
                 fallback = "model-D" if refused and cfg == names[1] else None
                 if refused and not fallback:
                     trial_rows.append({**base, "status": "complete", "refused": True, "R": 0.0, "final": True,
-                                       "full": False, "coverage": 1.0, "turns": 1, "agent_seconds": 5.0,
+                                       "full": False, "R_upper": 0.0, "full_upper": False, "coverage": 1.0,
+                                       "needs_rescoring": False, "turns": 1, "agent_seconds": 5.0,
                                        "input_tokens": 2000, "output_tokens": 50, "agent_cost_usd": 0.01,
                                        "modeling_score": 0.0, "execution_score": 0.0, "validation_score": 0.0,
                                        "uncounted_weight": 0.0, "finished_at": "2026-11-01T01:00:00+00:00"})
@@ -82,18 +85,22 @@ def synthesize(run_dir: Path | str, *, configs: int = 10, tasks: int = 93, attem
                 logit = skill[who] - hardness[t] + rng.normal(0, 0.5)
                 passed = rng.random(leaves) < _sigmoid(logit + np.array([PHASE_EASE[p] for p in phases]))
                 score = passed.astype(float)
-                provisional = rng.random() < 0.03
+                v = rng.random()
                 status = np.full(leaves, "scored", dtype=object)
-                if provisional:
-                    pend = rng.choice(leaves, size=2, replace=False)
-                    status[pend] = "pending_review"
-                counted = status != "pending_review"
+                if v < 0.05:  # 3 %: two leaves await review; 2 %: a judge failure withheld one leaf
+                    status[rng.choice(leaves, size=2 if v < 0.03 else 1, replace=False)] = (
+                        "pending_review" if v < 0.03 else "withheld")
+                evaluator_withheld = scoring[t] == "sota" and rng.random() < 0.1
+                counted = status == "scored"
                 R = float((weights * score * counted).sum())
+                R_upper = float((weights * np.where(counted, score, 1.0)).sum())  # no gates here: R + uncounted
                 earned = {p: float((weights * score * counted)[[q == p for q in phases]].sum()) for p in PHASE_SPLIT}
                 turns = int(max(5, rng.lognormal(np.log(turns_scale[who]), 0.4)))
                 seconds = float(turns * rng.uniform(40, 110))
                 row = {**base, "status": "complete", "refused": refused, "fallback_used": fallback, "R": R,
-                       "full": bool(is_full(R)), "final": not provisional,
+                       "full": bool(is_full(R)), "final": bool(counted.all()) and not evaluator_withheld,
+                       "R_upper": R_upper, "full_upper": bool(is_full(R_upper)),
+                       "needs_rescoring": bool((status == "withheld").any() or evaluator_withheld),
                        "coverage": float((weights * counted).sum()), "delivery": "delivered",
                        "agent_status": "completed", "replay": "succeeded", "pending_review": int((~counted).sum()),
                        "modeling": earned["modeling"], "execution": earned["execution"],
@@ -104,7 +111,7 @@ def synthesize(run_dir: Path | str, *, configs: int = 10, tasks: int = 93, attem
                        "output_tokens": int(turns * rng.uniform(300, 900)),
                        "agent_cost_usd": round(turns * rng.uniform(0.01, 0.05), 4),
                        "finished_at": "2026-11-01T06:00:00+00:00"}
-                if scoring[t] == "sota":
+                if scoring[t] == "sota" and not evaluator_withheld:  # withheld: g and band stay NULL
                     g = float(np.clip(rng.normal(logit / 4, 0.15), -1, 1))
                     row.update(sota_g=g, sota_band="surpass" if g > 0.1 else "match" if g >= 0 else
                                "reproduce" if g >= -0.05 else "below")
@@ -115,7 +122,7 @@ def synthesize(run_dir: Path | str, *, configs: int = 10, tasks: int = 93, attem
                 for i in range(leaves):
                     leaf_rows.append({"run": run.root.name, "trial_id": tid, "leaf_id": f"L{i:02d}",
                                       "phase": phases[i], "effective_weight": float(weights[i]),
-                                      "score": None if status[i] == "pending_review" else score[i],
+                                      "score": score[i] if counted[i] else None,
                                       "status": status[i], "method": "deterministic", "rationale": ""})
                 share = rng.dirichlet([2.0, 3.0, 9.0, 4.0, 1.5])
                 flow_rows += [{"run": run.root.name, "trial_id": tid, "stage": s, "seconds": float(seconds * x)}
