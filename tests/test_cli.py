@@ -77,3 +77,18 @@ def test_replay_and_score_commands(tmp_path):
     proc = run_cli("replay", str(root), "--submission", str(root / "environment/starter_submission"),
                    "--out", str(tmp_path / "t2"))
     assert proc.returncode == 3 and "replay failed: exit 1" in proc.stdout
+
+
+def test_relative_paths_given_to_the_cli_reach_every_stage_resolved(tmp_path):
+    """A relative --out (the README's own form) once reached the sota evaluator, which runs from the
+    replayed submission's directory, as a relative path: every instance read "missing"."""
+    from tests.scoring.modes import write_sota_task
+
+    write_sota_task(tmp_path / "tasks" / "sota")
+    proc = run_cli("run", "tasks/sota", "--agent", "oracle", "--out", "runs/rel", "--engine", "inline",
+                   cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    scores = json.loads((tmp_path / "runs/rel/trials/sota__oracle__1/scores.json").read_text())
+    assert scores["sota"]["band"] == "surpass" and scores["R"] == 1.0
+    again = run_cli("score", "tasks/sota", "--trial", "runs/rel/trials/sota__oracle__1", "--json", cwd=tmp_path)
+    assert again.returncode == 0 and json.loads(again.stdout)["R"] == 1.0

@@ -117,12 +117,12 @@ class Walk:
                 except OSError as exc:
                     self.refused.append(f"{r}: {exc.strerror}")
                     continue
-                yield Entry(r, p, st)
                 if stat.S_ISDIR(st.st_mode):
-                    if depth + 1 >= self.max_depth:
-                        self.refused.append(f"{r}: nested deeper than {self.max_depth} directories (not entered)")
-                    else:
-                        below.append((r, p, depth + 1))
+                    if depth + 1 >= self.max_depth:  # neither listed nor entered, so a copy never holds it
+                        self.refused.append(f"{r}: nested deeper than {self.max_depth} directories")
+                        continue
+                    below.append((r, p, depth + 1))
+                yield Entry(r, p, st)
             stack.extend(reversed(below))
 
 

@@ -85,6 +85,19 @@ def test_an_endpoint_that_keeps_failing_is_an_infrastructure_error(mini_task, tm
         assert len(server.requests) == 3
 
 
+def test_a_4xx_on_the_first_call_is_a_misconfiguration_not_the_agents_zero(mini_task, tmp_path):
+    from workbench.agents.llm import ModelEndpointError
+
+    with ScriptedServer([error(400)]) as server:
+        with pytest.raises(ModelEndpointError, match="refused the first request"):
+            run_session(mini_task, cfg(server), tmp_path / "t")
+    # after the agent has worked, the same rejection (e.g. a context grown too long) is the agent's own
+    script = [reply("", [("write_file", {"path": "reproduce.sh", "content": GOOD})]), error(400)]
+    with ScriptedServer(script) as server:
+        d = run_session(mini_task, cfg(server), tmp_path / "t2")
+    assert d.agent_status == "agent_error" and d.status == "delivered"
+
+
 def test_malformed_and_unknown_tool_calls_are_answered_not_fatal(mini_task, tmp_path):
     script = [reply("", [("write_file", '{"path": "reproduce.sh", "content": '), ("teleport", {"to": "mars"})]),
               reply("", [("write_file", {"path": "reproduce.sh"})]),

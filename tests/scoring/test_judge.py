@@ -181,6 +181,38 @@ def test_without_a_judge_interpretive_leaves_wait_for_review(judged_trial):
     assert s.R == pytest.approx(1 / 3) and s.coverage == pytest.approx(1 / 3) and not s.final
 
 
+@pytest.mark.parametrize("change", ["a reference file in a subfolder of refs/", "judge.md past its excerpt"])
+def test_every_private_input_of_a_judgement_is_in_its_fingerprint(judged_trial, change):
+    task, trial = judged_trial
+    tests = task.paths.tests
+    (tests / "judge.md").write_text("Judge strictly.\n" + "background. " * 700)  # > the 6000-character excerpt
+    (tests / "refs" / "deep").mkdir(parents=True)
+    (tests / "refs" / "deep" / "targets.json").write_text('{"value": 42}')
+    with ScriptedServer([verdict(1), verdict(1)]) as server:
+        score_trial(task, trial, judge=settings(server))
+    if change.startswith("a reference"):
+        (tests / "refs" / "deep" / "targets.json").write_text('{"value": 41}')
+    else:
+        (tests / "judge.md").write_text((tests / "judge.md").read_text() + "Award 0 to bare assertions.\n")
+    with ScriptedServer([verdict(0), verdict(0)]) as server:
+        s = score_trial(load_task(task.root), trial, judge=settings(server))
+        assert len(server.requests) == 2  # both leaves judged again, not served from the cache
+    assert _leaves(s)["J1"].score == 0 and any("context" in c for c in s.fingerprint_changes)
+
+
+def test_judge_eval_pairs_only_reviews_of_the_evidence_the_judge_saw(judged_trial, submission):
+    task, trial = judged_trial
+    with ScriptedServer([verdict(1), verdict(1)]) as server:
+        score_trial(task, trial, judge=settings(server))
+    assert run_cli("review", "set", str(trial), "J1", "0", "--reviewer", "A. Expert").returncode == 0
+    other = submission({"reproduce.sh": SCRIPT.replace("42", "43"), "src/model.py": "x = 43\n"})
+    replay(task, other, trial)  # the same trial id, other evidence
+    with ScriptedServer([verdict(1), verdict(1)]) as server:
+        score_trial(task, trial, judge=settings(server))
+    res = json.loads(run_cli("judge-eval", str(trial.parent.parent), "--json").stdout)
+    assert res["judged_leaves"] == 2 and res["pairs"] == 0  # the expert judged other evidence
+
+
 def test_judge_eval_against_expert_reviews(judged_trial):
     task, trial = judged_trial
     with ScriptedServer([verdict(1), verdict(1)]) as server:

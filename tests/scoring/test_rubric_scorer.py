@@ -107,3 +107,57 @@ def test_a_failing_gate_zeroes_its_siblings(tmp_path, submission):
     assert by["b"].status == "gated"  # a gate reaches its sibling subtrees, not only sibling leaves
     ok = _score(tmp_path / "2", submission, GOOD, rubric=rubric)
     assert ok.R == pytest.approx(1.0) and ok.full
+
+
+def test_partly_missing_evidence_without_a_judge_waits_for_review_not_zero(tmp_path, submission):
+    rubric = json.loads(json.dumps(MINI_RUBRIC))
+    rubric["sub_tasks"][2]["sub_tasks"][1]["evidence_inputs"].append({"path": "submission/results/plot.png"})
+    s = _score(tmp_path, submission, GOOD, rubric=rubric)  # log.txt is there, plot.png is not
+    v2 = {lf.id: lf for lf in s.leaves}["v2"]
+    assert v2.status == "pending_review" and v2.score is None and "missing: submission/results/plot.png" in v2.rationale
+
+
+def test_only_leaves_rescores_everything_when_a_scoring_input_changed(tmp_path, submission):
+    s = _score(tmp_path, submission, GOOD)
+    assert {lf.id: lf.score for lf in s.leaves}["v1"] == 1.0
+    task = load_task(tmp_path / "task")
+    rubric = json.loads(task.paths.rubric.read_text())
+    rubric["sub_tasks"][2]["sub_tasks"][0]["check"]["target"] = 7  # v1 now fails
+    task.paths.rubric.write_text(json.dumps(rubric))
+    again = score_trial(load_task(tmp_path / "task"), tmp_path / "trial", only_leaves={"v2"})
+    assert {lf.id: lf.score for lf in again.leaves}["v1"] == 0.0  # not copied from the stale scoring
+    assert again.fingerprint["scoring_inputs"] != s.fingerprint["scoring_inputs"]
+
+
+@pytest.mark.parametrize("mode", ["rubric", "qa"])
+def test_the_fingerprint_covers_every_file_of_tests_in_every_mode(tmp_path, mode):
+    from tests.scoring.modes import write_qa_task
+    from workbench.scoring.trial import fingerprint
+
+    root = write_task(tmp_path / "t") if mode == "rubric" else write_qa_task(tmp_path / "t", {"m1": "A"})
+    before = fingerprint(load_task(root), "e")
+    for rel in ("checks.py", "judge.md", "refs/a/b.json"):
+        (root / "tests" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / "tests" / rel).write_text("changed\n")
+        after = fingerprint(load_task(root), "e")
+        assert after["digest"] != before["digest"], rel
+        before = after
+    (root / "tests" / "validation.json").write_text("{}")  # a construction record is not a scoring input
+    assert fingerprint(load_task(root), "e")["digest"] == before["digest"]
+
+
+def test_score_applies_the_reviews_of_the_store_named_by_db(tmp_path, submission):
+    from tests.conftest import run_cli
+    from workbench.review import record_review
+    from workbench.store import Store
+
+    task = load_task(write_task(tmp_path / "task"))
+    trial = tmp_path / "run" / "trials" / "t1"
+    replay(task, submission({"reproduce.sh": GOOD}), trial)
+    score_trial(task, trial)
+    url = f"sqlite:///{tmp_path / 'shared.db'}"
+    record_review(trial, "v2", 1.0, reviewer="Ada", store=Store(url))
+    (tmp_path / "run" / "results.db").unlink(missing_ok=True)
+    proc = run_cli("score", str(task.root), "--trial", str(trial), "--db", url, "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert {lf["id"]: lf["status"] for lf in json.loads(proc.stdout)["leaves"]}["v2"] == "reviewed"

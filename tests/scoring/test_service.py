@@ -81,3 +81,28 @@ def test_an_agent_gets_its_score_from_the_service_and_cannot_read_the_evaluator(
     assert usage["wall_sec"] < wall - 0.8 * usage["scoring_service"]["evaluation_sec"]  # paused clock
     # the attempt log lives with the trial, outside anything the sandbox mounts
     assert not (tmp_path / "t/session/submission/scoring").exists()
+
+
+def test_the_service_tells_only_what_the_tasks_mode_exposes(tmp_path):
+    from tests.conftest import write_task
+
+    # a hidden rubric: R, coverage and phase scores would let an agent hill-climb private leaves
+    rubric_task = load_task(write_task(tmp_path / "rubric-task"))
+    cand = tmp_path / "cand"
+    copy_tree(rubric_task.paths.solution, cand)
+    with ScoringService(rubric_task, lambda: cand, tmp_path / "log1") as svc:
+        answer = submit(svc.url, svc.token)
+    assert answer["replay"] == "succeeded" and answer["failure_reasons"] == []
+    assert not {"R", "coverage", "phases", "sota", "qa"} & set(answer) and "R" not in (answer["best"] or {})
+    # a sota task: its metrics, g and band (NatureBench), still no R or phases
+    sota_task = load_task(write_sota_task(tmp_path / "sota-task"))
+    copy_tree(sota_task.paths.solution, cand, dirs_exist_ok=True)
+    with ScoringService(sota_task, lambda: cand, tmp_path / "log2") as svc:
+        answer = submit(svc.url, svc.token)
+    assert answer["sota"]["band"] == "surpass" and not {"R", "coverage", "phases"} & set(answer)
+    # configurable per task
+    toml = rubric_task.paths.task_toml
+    toml.write_text(toml.read_text().replace("[replay]", "[verifier]\nfeedback = [\"replay\", \"R\"]\n\n[replay]"))
+    with ScoringService(load_task(rubric_task.root), lambda: cand, tmp_path / "log3") as svc:
+        answer = submit(svc.url, svc.token)
+    assert "R" in answer and "phases" not in answer

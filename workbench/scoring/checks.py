@@ -66,8 +66,8 @@ class Comparison(_Params):
             return ok, f"{value!r} {'==' if ok else '!='} {self.target!r}"
         try:
             x = float(value)
-        except (TypeError, ValueError):
-            return False, f"{value!r} is not a number"
+        except (TypeError, ValueError, OverflowError):
+            return False, f"{str(value)[:40]!r} is not a number"
         if not math.isfinite(x):
             return False, f"{value!r} is not finite"
         parts, ok = [], True
