@@ -29,9 +29,11 @@ def machine(rubric, results: dict[str, tuple[str, float | None]]) -> list[LeafSc
             for lf in rubric.leaves]
 
 
-def review(leaf: str, score: float, who: str = "Ada", kind: str = "review", evidence: str = EV, n=[0]) -> ReviewRecord:
-    n[0] += 1
-    return ReviewRecord(review_id=n[0], leaf_id=leaf, kind=kind, reviewer=who, score=score,
+COUNTER = iter(range(1, 1_000_000))
+
+
+def review(leaf: str, score: float, who: str = "Ada", kind: str = "review", evidence: str = EV) -> ReviewRecord:
+    return ReviewRecord(review_id=next(COUNTER), leaf_id=leaf, kind=kind, reviewer=who, score=score,
                         evidence_digest=evidence, leaf_evidence=f"leaf-{leaf}")
 
 

@@ -161,7 +161,10 @@ def load_rubric(path: Path | str, *, graded: bool = False) -> Rubric:
 
 
 def is_full(r: float | Fraction) -> bool:
-    """Full reproduction: strictly above 0.9 (0.9 itself is not full), decided on the exact value."""
+    """Full reproduction: strictly above 0.9 (0.9 itself is not full), decided on the exact value; a
+    missing R (NaN) is not full."""
+    if isinstance(r, float) and not math.isfinite(r):
+        return False
     return exact(r) > FULL_THRESHOLD
 
 
