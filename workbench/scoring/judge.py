@@ -153,11 +153,38 @@ class JudgeOutcome:
 
 # --- evidence as untrusted data ------------------------------------------------------------------
 
+# anything a model could read as an evidence delimiter: "<", its entities and look-alikes, then optional
+# whitespace (zero-width too), an optional "/", and "evidence", in any case
+_OPEN = r"(?:<|&lt;?|&#0*60;?|&#x0*3c;?|\uFF1C|\uFE64|\u2039|\u27E8|\u3008|\u2329)"
+_GAP = r"[\s\u200b-\u200d\u2060\ufeff]*"
+_DELIMITER = re.compile(_OPEN + _GAP + r"(/?)" + _GAP + r"(evidence)", re.IGNORECASE)
+
+
+def neutralise(text: str) -> str:
+    """Submission text with every look-alike of an evidence delimiter defused ("<\\evidence", "<\\/evidence"),
+    so the submission cannot close its block early or open one of its own, whatever case, spacing,
+    entity or look-alike character it uses."""
+    return _DELIMITER.sub(lambda m: "<\\" + m.group(1) + m.group(2), text)
+
+
+def _attr(value: Any) -> str:
+    return neutralise(str(value)).replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;").replace(
+        ">", "&gt;").replace("\n", " ")
+
+
 def _block(path: str, body: str, **attrs: Any) -> str:
-    head = " ".join([f'path="{path}"', 'untrusted="true"', *(f'{k}="{v}"' for k, v in attrs.items())])
-    # the submission cannot close the block early: its own delimiters are neutralised
-    safe = body.replace("</evidence", "<\\/evidence").replace("<evidence", "<\\evidence")
-    return f"<evidence {head}>\n{safe}\n</evidence>"
+    """One piece of evidence framed as untrusted data; its path and attributes (submission-chosen file
+    names included) are escaped, and the body cannot contain a delimiter."""
+    head = " ".join([f'path="{_attr(path)}"', 'untrusted="true"', *(f'{k}="{_attr(v)}"' for k, v in attrs.items())])
+    return f"<evidence {head}>\n{neutralise(body)}\n</evidence>"
+
+
+def _image_parts(path: str, digest: str, mime: str, data: str) -> list[dict[str, Any]]:
+    """An image as untrusted evidence: framed by an evidence block naming its path and hash, like text."""
+    head = f'path="{_attr(path)}" untrusted="true" kind="image" sha256="{_attr(digest)}"'
+    return [{"type": "text", "text": f"<evidence {head}>"},
+            {"type": "image_url", "image_url": {"url": f"data:{mime};base64,{data}"}},
+            {"type": "text", "text": "</evidence>"}]
 
 
 def _files_under(ev: Evidence, rel: str) -> list[str]:
@@ -198,7 +225,7 @@ def gather_evidence(ev: Evidence, leaf: Leaf, settings: JudgeSettings) -> tuple[
         size = ev.resolve(rel).stat().st_size
         if suffix in IMAGE_TYPES and size <= settings.image_bytes:
             data = base64.b64encode(ev.read_bytes(rel, settings.image_bytes)).decode()
-            images.append({"type": "image_url", "image_url": {"url": f"data:{IMAGE_TYPES[suffix]};base64,{data}"}})
+            images += _image_parts(rel, hashes[rel], IMAGE_TYPES[suffix], data)
             blocks.append(_block(rel, f"(image, {size} bytes, attached below)", role=inp.role or "",
                                  sha256=hashes[rel]))
         elif suffix in TEXT_SUFFIXES or size < 4096:
@@ -207,7 +234,7 @@ def gather_evidence(ev: Evidence, leaf: Leaf, settings: JudgeSettings) -> tuple[
         else:
             blocks.append(_block(rel, f"(binary file, {size} bytes; use array_stats or read_text)",
                                  role=inp.role or "", sha256=hashes[rel]))
-    return [*blocks, *images], hashes, missing
+    return [*blocks, *images], hashes, missing  # images: text and image parts, each image framed
 
 
 def private_context(task: Task, leaf: Leaf, limit: int = 6000) -> str:
@@ -358,7 +385,7 @@ def _transcript(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         content = m.get("content")
         if isinstance(content, list):
             content = [c if c.get("type") != "image_url" else {"type": "image_url", "image_url": "(image data omitted)"}
-                       for c in content]
+                       for c in content]  # the image's path and hash are in the evidence block around it
         out.append({**m, "content": content})
     return out
 
