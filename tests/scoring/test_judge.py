@@ -281,10 +281,10 @@ def test_images_are_framed_as_untrusted_evidence_with_path_and_hash(tmp_path, su
     import base64
 
     from workbench.evidence import Evidence, read_manifest
-    from workbench.rubric import parse_rubric
     from workbench.scoring.judge import gather_evidence
 
-    png = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==")
+    png = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQ"
+                           "AAAABJRU5ErkJggg==")
     rubric = {"id": "r", "sub_tasks": [{"id": "F", "task_category": "Validation", "method": "judge",
                                         "evidence_inputs": [{"path": "submission/results/fig.png"}]}]}
     task = load_task(write_task(tmp_path / "task", rubric=rubric))
