@@ -11,6 +11,7 @@ the provenance but is not evidence. The workbench, never the submission, writes
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import shutil
@@ -28,6 +29,7 @@ from .evidence import freeze
 from .io import Walk, atomic_write_json, copy_tree, digest_of, remove_tree, tree_hashes
 from .paths import TrialPaths
 from .sandbox import Limits, Mount, SandboxResult, SandboxSpec, get_sandbox
+from .sandbox.volume import Volume
 from .task import Task
 
 log = logging.getLogger(__name__)
@@ -59,7 +61,11 @@ class Provenance(BaseModel):
     sources_changed: list[str]
     sources_digest: str
     stray_files: list[str] = Field(default_factory=list)
-    limit_exceeded: str | None = None  # the storage or file-count limit that stopped the replay
+    limit_exceeded: str | None = None  # why a limit stopped the replay (storage, files, memory)
+    limit: str | None = None  # which: memory | storage | files | time
+    peak_memory_mb: float | None = None  # resident peak of the whole replay (where a cgroup measured it)
+    oom_killed: bool = False
+    limit_mechanisms: dict[str, str] = Field(default_factory=dict)  # what enforced each limit (cgroup, rlimit, ...)
     hard_links_skipped: list[str] = Field(default_factory=list)  # submission files linked to outside files
     # entries that are not frozen: special files, trees nested too deep or with too long paths ("path: why")
     refused_entries: list[str] = Field(default_factory=list)
@@ -143,13 +149,25 @@ def replay(task: Task, submission: Path, trial_dir: Path, *, timeout: float | No
     scratch = os.environ.get("WORKBENCH_SCRATCH") or None
     staging = Path(tempfile.mkdtemp(prefix="workbench-replay-", dir=scratch))
     os.chmod(staging, 0o711)
-    work = staging / "submission"
+    volume = None
     try:
+        # the writable tree lives on a filesystem of the storage limit's size (see sandbox.volume)
+        volume = Volume.create(staging / "vol", limits.max_storage_mb, limits.max_files)
+        work = volume.root / "submission"
         skipped_links: list[str] = []
         refused: list[str] = []
+        too_big = None
         if submission.is_dir():
-            copied = copy_tree(submission, work)
-            skipped_links, refused = copied.hard_links, copied.refused
+            try:
+                copied = copy_tree(submission, work)
+                skipped_links, refused = copied.hard_links, copied.refused
+            except OSError as exc:
+                if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+                    raise
+                too_big = (f"the submission does not fit the storage limit ({limits.max_storage_mb} MB, "
+                           f"{limits.max_files} files); nothing was run")
+                remove_tree(work)
+                work.mkdir()
         else:
             work.mkdir()
         removed = {}
@@ -162,7 +180,7 @@ def replay(task: Task, submission: Path, trial_dir: Path, *, timeout: float | No
         before = tree_hashes(work, exclude_top=outputs)
         box.prepare(staging)
 
-        mounts = [Mount(work, WORKDIR, writable=True)]
+        mounts = [Mount(work, WORKDIR, writable=True, volume=volume)]
         if env["dir"]:
             mounts.append(Mount(Path(env["dir"]), env["dir"], writable=False))
         spec = SandboxSpec(mounts=mounts, workdir=WORKDIR, limits=limits, image=image,
@@ -170,10 +188,10 @@ def replay(task: Task, submission: Path, trial_dir: Path, *, timeout: float | No
         command = ["bash", ENTRY]
         started = _now()
         reasons: list[str] = []
-        if not (work / ENTRY).is_file():
-            reasons.append(f"the submission has no {ENTRY}")
+        if too_big or not (work / ENTRY).is_file():
+            reasons.append(too_big or f"the submission has no {ENTRY}")
             tp.stdout_log.write_bytes(b"")
-            tp.stderr_log.write_text(f"workbench: no {ENTRY} in the submission; nothing was run\n")
+            tp.stderr_log.write_text(f"workbench: {reasons[-1]}; nothing was run\n")
             result = SandboxResult(exit_code=None, wall_sec=0.0, timed_out=False, signal=None, backend=box.name)
         else:
             log.info("replaying %s for task %s (timeout %.0f s)", submission, task.id, limits.timeout_sec)
@@ -185,8 +203,11 @@ def replay(task: Task, submission: Path, trial_dir: Path, *, timeout: float | No
         after = tree_hashes(work, exclude_top=outputs)
         changed = sorted(k for k in before if before[k] != after.get(k))
         stray = sorted(k for k in after if k not in before)
-        if result.limit_exceeded:  # its outputs stay behind: freezing them would copy the flood
+        flood = result.limit in ("storage", "files")
+        if flood:  # its outputs stay behind: freezing them would copy the flood
             reasons += [result.limit_exceeded, "its outputs were not frozen as evidence"]
+        elif result.limit_exceeded:
+            reasons.append(result.limit_exceeded)
         elif result.timed_out:
             reasons.append(f"timed out after {limits.timeout_sec:.0f} s")
         elif result.exit_code not in (0, None):
@@ -197,7 +218,7 @@ def replay(task: Task, submission: Path, trial_dir: Path, *, timeout: float | No
 
         ev_stage = staging / "evidence"
         ev_stage.mkdir()
-        refused += _stage_evidence(submission, work, [] if result.limit_exceeded else outputs,
+        refused += _stage_evidence(submission, work, [] if flood else outputs,
                                    ev_stage / "submission")
         (ev_stage / "replay").mkdir()
         shutil.copy2(tp.stdout_log, ev_stage / "replay" / "stdout.log")
@@ -227,6 +248,10 @@ def replay(task: Task, submission: Path, trial_dir: Path, *, timeout: float | No
             stray_files=stray[:1000],
             leftover_processes_killed=result.leftover_processes_killed,
             limit_exceeded=result.limit_exceeded,
+            limit=result.limit,
+            peak_memory_mb=result.peak_memory_mb,
+            oom_killed=result.oom_killed,
+            limit_mechanisms={**result.mechanisms, "storage": volume.describe()["kind"]},
             hard_links_skipped=skipped_links,
             refused_entries=sorted(set(refused))[:1000],
             log_bytes_dropped=result.log_bytes_dropped,
@@ -238,4 +263,6 @@ def replay(task: Task, submission: Path, trial_dir: Path, *, timeout: float | No
         atomic_write_json(tp.provenance, prov.model_dump())
         return prov
     finally:
+        if volume is not None:
+            volume.release()
         remove_tree(staging)

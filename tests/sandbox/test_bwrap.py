@@ -15,7 +15,7 @@ import pytest
 
 from tests.conftest import REPO, write_task
 from workbench.replay import replay
-from workbench.sandbox import BwrapSandbox, Limits, Mount, SandboxSetupError, SandboxSpec
+from workbench.sandbox import BwrapSandbox, Limits, Mount, SandboxSetupError, SandboxSpec, cgroups
 from workbench.task import load_task
 
 
@@ -128,8 +128,20 @@ except MemoryError:
 PY
 """
     prov, trial = _replay(_task(tmp_path, memory_mb=300), submission({"reproduce.sh": script}), tmp_path)
-    assert _out(trial, "mem.txt") == "MemoryError"
     assert prov.limits["memory_mb"] == 300
+    if "cgroup" in prov.limit_mechanisms["memory"]:  # resident memory: the kernel's OOM killer, recorded
+        assert prov.oom_killed and prov.limit == "memory" and prov.status == "failed"
+        assert 250 <= prov.peak_memory_mb <= 300 and "memory limit" in prov.failure_reasons[0]
+    else:  # the fallback, RLIMIT_AS: the allocation fails inside
+        assert _out(trial, "mem.txt") == "MemoryError"
+
+
+def test_without_cgroups_address_space_is_the_fallback_and_says_so(tmp_path, submission, monkeypatch):
+    monkeypatch.setenv("WORKBENCH_CGROUPS", "0")
+    script = "mkdir -p results\npython3 -c \"bytearray(600 * 1024 * 1024)\" 2> results/err.txt || true\n"
+    prov, trial = _replay(_task(tmp_path, memory_mb=300), submission({"reproduce.sh": script}), tmp_path)
+    assert "MemoryError" in _out(trial, "err.txt") and prov.limit_mechanisms["memory"].startswith("rlimit-as")
+    assert prov.peak_memory_mb is None and not prov.oom_killed
 
 
 def _alive(marker: str) -> list[str]:
@@ -247,3 +259,26 @@ def test_a_bwrap_setup_failure_is_detected_even_past_the_precheck(tmp_path):
     with pytest.raises(SandboxSetupError, match="could not set up the sandbox"):
         box.run(["true"], spec, tmp_path / "out", tmp_path / "err")
     shutil.rmtree(work)
+
+
+THREADS = """mkdir -p results
+python3 - <<'PY' > results/threads.txt 2>&1
+import threading, time
+ts = [threading.Thread(target=time.sleep, args=(0.2,)) for _ in range(64)]
+[t.start() for t in ts]
+[t.join() for t in ts]
+print("64 threads ran")
+PY
+"""
+
+
+@pytest.mark.skipif(cgroups.version() is None, reason="needs writable cgroups")
+def test_a_64_thread_program_runs_under_a_200_mb_memory_cgroup_where_rlimit_as_kills_it(tmp_path, submission,
+                                                                                         monkeypatch):
+    task = _task(tmp_path / "a", memory_mb=200)
+    prov, trial = _replay(task, submission({"reproduce.sh": THREADS}), tmp_path / "a")
+    assert _out(trial, "threads.txt").strip() == "64 threads ran" and prov.status == "succeeded"
+    assert prov.limit_mechanisms["memory"].startswith("cgroup") and 0 < prov.peak_memory_mb < 200
+    monkeypatch.setenv("WORKBENCH_CGROUPS", "0")  # the same program under RLIMIT_AS alone
+    prov, trial = _replay(_task(tmp_path / "b", memory_mb=200), submission({"reproduce.sh": THREADS}), tmp_path / "b")
+    assert "can't start new thread" in _out(trial, "threads.txt")

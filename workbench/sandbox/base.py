@@ -46,6 +46,7 @@ class Mount:
     source: Path
     target: str
     writable: bool = False
+    volume: object | None = None  # a writable mount's sized filesystem (sandbox.volume.Volume), if any
 
 
 @dataclass
@@ -68,8 +69,12 @@ class SandboxResult:
     leftover_processes_killed: int = 0
     queued_sec: float = 0.0  # waiting for free cores; not part of wall_sec or the time limit
     cores: list[int] = field(default_factory=list)
-    limit_exceeded: str | None = None  # why the backend killed the command (storage, file count), if it did
+    limit_exceeded: str | None = None  # why the backend killed the command (storage, files, memory), if it did
+    limit: str | None = None  # which limit stopped it: memory | storage | files | time
     log_bytes_dropped: dict[str, int] = field(default_factory=dict)
+    peak_memory_mb: float | None = None  # resident peak, where a cgroup measured it
+    oom_killed: bool = False
+    mechanisms: dict[str, str] = field(default_factory=dict)  # which mechanism enforced each limit
 
 
 def chown_tree(path: Path, uid: int) -> None:

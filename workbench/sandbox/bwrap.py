@@ -6,14 +6,20 @@ files such as /etc/shadow and is exempt from RLIMIT_NPROC. So when the workbench
 to a fresh, otherwise unused host uid (``setpriv``) before starting bwrap: file permissions and the
 process limit then apply, and every process with that uid is ours to kill afterwards.
 
-Limits: address space (RLIMIT_AS = memory_mb), processes (RLIMIT_NPROC), open files, file size
-(RLIMIT_FSIZE), CPU affinity to ``cpus`` cores, and, enforced here, a wall clock, the total size and
-file count of the writable mounts, and capped stdout/stderr logs (:mod:`.watch`). Everything else is
-read-only or size-bounded: the root and /dev are remounted read-only, /tmp and /dev/shm are tmpfs
-of bounded size (they live in RAM), and nested user namespaces are disabled (``--disable-userns``),
-so no process inside can gain capabilities to remount or bind anything. ``cpus`` cores are reserved
-exclusively (see :mod:`.cpus`) and the sandbox is pinned to them. ``--die-with-parent`` with a pid
-namespace makes the kernel kill every descendant when bwrap dies.
+Limits: where the host offers cgroups (:mod:`.cgroups`), resident memory, processes, a cpuset the
+sandbox cannot widen and a CPU quota are the kernel's; otherwise address space (RLIMIT_AS =
+memory_mb) and RLIMIT_NPROC stand in, and the provenance says which applied. Always: open files, file
+size (RLIMIT_FSIZE), affinity to the reserved cores, a wall clock, capped stdout/stderr logs, and the
+size and file count of the writable mounts (:mod:`.volume`: a filesystem of their own size where the
+host allows it; :mod:`.watch` polls them too). Everything else is read-only or size-bounded: the root
+and /dev are remounted read-only, /tmp and /dev/shm are tmpfs of bounded size (they live in RAM), and
+nested user namespaces are disabled (``--disable-userns``), so no process inside can gain capabilities
+to remount or bind anything. ``cpus`` cores are reserved exclusively (see :mod:`.cpus`).
+``--die-with-parent`` with a pid namespace makes the kernel kill every descendant when bwrap dies.
+
+Less to see from inside: only the parts of /etc that programs need are bound (:data:`ETC`), bwrap
+reads its arguments from a pipe (``--args``), so its command line inside shows no host path, and
+writable mounts come from their own volumes, so mountinfo shows no host staging directory.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from pathlib import Path
 
 from ..errors import WorkbenchError
 from .base import Limits, SandboxResult, SandboxSetupError, SandboxSpec, chown_tree
+from .cgroups import Cgroup
 from .cpus import reserve_cpus
 from .watch import MB, DiskWatch, drain
 
@@ -43,6 +50,14 @@ INNER_UID = 1000
 KILL_GRACE_SEC = 2.0
 POLL_SEC = 0.2
 LAUNCH_ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8"}
+# the parts of the host's /etc that programs in a sandbox need: users and groups, name resolution, the
+# dynamic loader, TLS certificates, Debian's alternatives (e.g. libblas.so.3 and mpirun link through
+# /etc/alternatives), time zone, fonts and the config files scientific packages read; nothing else
+ETC = ("passwd", "group", "hosts", "host.conf", "resolv.conf", "nsswitch.conf", "gai.conf", "protocols", "services",
+       "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "ssl", "ca-certificates", "ca-certificates.conf",
+       "alternatives", "localtime", "timezone", "mime.types", "os-release", "debian_version", "fonts",
+       "matplotlibrc", "python3", "openmpi", "mpich", "terminfo", "inputrc", "bash.bashrc", "profile", "magic",
+       "magic.mime", "xdg", "gtk-3.0", "ImageMagick-6", "gprofng.rc")
 
 
 def _merged_usr_links() -> list[str]:
@@ -60,17 +75,27 @@ def pick_uid() -> int:
     return UID_BASE + secrets.randbelow(UID_SPAN)
 
 
-def _prlimit_args(limits: Limits) -> list[str]:
+def _prlimit_args(limits: Limits, address_space: bool = True) -> list[str]:
+    """rlimits; RLIMIT_AS only without a memory cgroup (it kills programs that reserve address space)."""
     mb = 1024 * 1024
     return [
         "prlimit",
-        f"--as={limits.memory_mb * mb}",
+        *([f"--as={limits.memory_mb * mb}"] if address_space else []),
         f"--nproc={limits.max_processes}",
         f"--nofile={limits.max_open_files}",
         f"--fsize={limits.max_file_mb * mb}",
         "--core=0",
         "--",
     ]
+
+
+def _etc_args() -> list[str]:
+    args = ["--dir", "/etc"]
+    for name in ETC:
+        p = Path("/etc") / name
+        if p.exists():
+            args += ["--ro-bind", str(p), str(p)]
+    return args
 
 
 def unreachable(path: Path, writable: bool = False) -> str | None:
@@ -133,24 +158,32 @@ class BwrapSandbox:
                         "Keep task environments in a world-readable place (WORKBENCH_ENVS) or chmod o+x the parents."
                     )
 
-    def command(self, argv: list[str], spec: SandboxSpec, started_fd: int | None = None,
-                cores: list[int] | None = None) -> list[str]:
-        if spec.network not in ("none", "host"):
-            raise WorkbenchError(f"bwrap sandbox: unknown network policy {spec.network!r} (none or host)")
-        cmd = _prlimit_args(spec.limits)
+    def launcher(self, spec: SandboxSpec, cores: list[int] | None = None, address_space: bool = True) -> list[str]:
+        """What runs on the host before bwrap: rlimits, the drop to the sandbox uid, the core pinning."""
+        cmd = _prlimit_args(spec.limits, address_space)
         if self.as_root:
             cmd += ["setpriv", f"--reuid={self.uid}", f"--regid={self.uid}", "--clear-groups", "--"]
         if cores:
             cmd += ["taskset", "-c", ",".join(map(str, cores))]
-        cmd += [
-            "bwrap",
+        return cmd
+
+    def command(self, argv: list[str], spec: SandboxSpec, started_fd: int | None = None,
+                cores: list[int] | None = None, address_space: bool = True) -> list[str]:
+        """The whole command line (launcher, bwrap and its options, the command), as one list."""
+        return [*self.launcher(spec, cores, address_space), "bwrap", *self.bwrap_options(spec), "--",
+                *self.entry(argv, started_fd)]
+
+    def bwrap_options(self, spec: SandboxSpec) -> list[str]:
+        """bwrap's options: what it reads from its ``--args`` pipe."""
+        if spec.network not in ("none", "host"):
+            raise WorkbenchError(f"bwrap sandbox: unknown network policy {spec.network!r} (none or host)")
+        cmd = [
             "--unshare-all", "--unshare-user", "--disable-userns",
             "--uid", str(INNER_UID), "--gid", str(INNER_UID),
             *(["--share-net"] if spec.network == "host" else []),
             "--hostname", "sandbox", "--cap-drop", "ALL",
             "--die-with-parent", "--new-session", "--clearenv",
-            "--ro-bind", "/usr", "/usr", *_merged_usr_links(),
-            "--ro-bind", "/etc", "/etc",
+            "--ro-bind", "/usr", "/usr", *_merged_usr_links(), *_etc_args(),
             "--dev", "/dev", "--size", str(spec.limits.tmp_mb * MB // 4), "--tmpfs", "/dev/shm",
             "--proc", "/proc", "--size", str(spec.limits.tmp_mb * MB), "--tmpfs", "/tmp", "--dir", "/home",
         ]
@@ -159,12 +192,16 @@ class BwrapSandbox:
         cmd += ["--remount-ro", "/dev", "--remount-ro", "/", "--chdir", spec.workdir]
         for k, v in spec.env.items():
             cmd += ["--setenv", k, v]
-        if started_fd is not None:
-            # the first process inside reports that the sandbox exists, then closes the pipe so the
-            # submission cannot write to it, and becomes the user's command
-            argv = ["/bin/bash", "-c", f'printf started >&{started_fd}; exec {started_fd}>&-; exec "$@"',
-                    "sandbox-entry", *argv]
-        return cmd + ["--", *argv]
+        return cmd
+
+    @staticmethod
+    def entry(argv: list[str], started_fd: int | None = None) -> list[str]:
+        """The command; with ``started_fd`` the first process inside reports that the sandbox exists, then
+        closes the pipe so the submission cannot write to it, and becomes the user's command."""
+        if started_fd is None:
+            return list(argv)
+        return ["/bin/bash", "-c", f'printf started >&{started_fd}; exec {started_fd}>&-; exec "$@"',
+                "sandbox-entry", *argv]
 
     def prepare(self, path: Path) -> None:
         """Hand a staging tree to the sandbox user (root only; otherwise it is ours already)."""
@@ -189,21 +226,43 @@ class BwrapSandbox:
 
     def _execute(self, argv: list[str], spec: SandboxSpec, stdout: Path, stderr: Path,
                  cores: list[int], stdin: bytes | None = None) -> SandboxResult:
-        started_r, started_w = os.pipe()
-        cmd = self.command(argv, spec, started_fd=started_w, cores=cores)
-        log.debug("sandbox command: %s", cmd)
         lim = spec.limits
-        watch = DiskWatch([m.source for m in spec.mounts if m.writable], lim.max_storage_mb, lim.max_files)
+        cg = Cgroup.create(f"sandbox-{self.uid}-{secrets.token_hex(4)}", memory_mb=lim.memory_mb,
+                           max_processes=lim.max_processes, cores=cores, cpus=lim.cpus) if self.as_root else None
+        mechanisms = {"memory": "rlimit-as (address space)", "processes": "rlimit-nproc (per uid)",
+                      "cores": "taskset (the sandbox could widen it)", **(cg.mechanisms if cg else {})}
+        try:
+            return self._launch(argv, spec, stdout, stderr, cores, stdin, cg, mechanisms)
+        finally:
+            if cg is not None:
+                cg.remove()
+
+    def _launch(self, argv, spec, stdout, stderr, cores, stdin, cg: Cgroup | None, mechanisms) -> SandboxResult:
+        lim = spec.limits
+        started_r, started_w = os.pipe()
+        args_r, args_w = os.pipe()
+        # bwrap takes its options from the pipe (they name host paths), the command from its command line
+        args = self.bwrap_options(spec)
+        cmd = [*self.launcher(spec, cores, address_space="cgroup" not in mechanisms["memory"]),
+               "bwrap", "--args", str(args_r), "--", *self.entry(argv, started_w)]
+        log.debug("sandbox command: %s %s", cmd, args)
+        watch = DiskWatch([m.source for m in spec.mounts if m.writable], lim.max_storage_mb, lim.max_files,
+                          volumes=[m.volume for m in spec.mounts if m.writable and m.volume is not None])
         start = time.monotonic()
         timed_out, exceeded = False, None
         try:
             # a minimal environment for the launcher chain: bwrap's own /proc/1/environ is readable from
-            # inside, and --clearenv only clears what the command gets (credentials would leak otherwise)
+            # inside, and --clearenv only clears what the command gets (credentials would leak otherwise);
+            # bwrap reads its options from a pipe, so its command line inside names no host path
             proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-                                    pass_fds=(started_w,), env=LAUNCH_ENV)
+                                    pass_fds=(started_w, args_r), env=LAUNCH_ENV,
+                                    preexec_fn=cg.join if cg is not None else None)
         finally:
             os.close(started_w)
+            os.close(args_r)
+        blob = b"".join(a.encode("utf-8", "surrogateescape") + b"\0" for a in args)
+        threading.Thread(target=_feed, args=(args_w, blob), daemon=True, name="sandbox-args").start()
         dropped: dict[str, int] = {}
         def pump(name: str, pipe, path: Path) -> None:
             dropped[name] = drain(pipe, path, lim.max_log_mb * MB)
@@ -241,10 +300,19 @@ class BwrapSandbox:
             proc.wait()
             raise
         finally:
-            leftovers = kill_uid(self.uid) if self.as_root else 0
+            leftovers = (cg.kill() if cg is not None else 0) + (kill_uid(self.uid) if self.as_root else 0)
             for t in drains:  # the pipes close once every process holding them is gone
                 t.join(timeout=KILL_GRACE_SEC * 5)
         wall = time.monotonic() - start
+        usage = cg.usage() if cg is not None else {}
+        oom = bool(usage.get("oom_kills"))
+        limit = "storage" if exceeded and exceeded.startswith("storage") else "files" if exceeded else None
+        if oom and not exceeded:
+            limit = "memory"
+            exceeded = (f"memory limit: the command needed more than {lim.memory_mb} MB of resident memory and the "
+                        f"kernel's OOM killer stopped it (peak {usage.get('peak_memory_mb')} MB)")
+        if timed_out and limit is None:
+            limit = "time"
         with os.fdopen(started_r, "rb") as fh:
             started = fh.read() == b"started"  # written by the first process inside the sandbox
         if not started and not timed_out:
@@ -259,8 +327,21 @@ class BwrapSandbox:
             backend=self.name,
             leftover_processes_killed=leftovers,
             limit_exceeded=exceeded,
+            limit=limit,
             log_bytes_dropped={k: v for k, v in dropped.items() if v},
+            peak_memory_mb=usage.get("peak_memory_mb"),
+            oom_killed=oom,
+            mechanisms=mechanisms,
         )
+
+
+def _feed(fd: int, data: bytes) -> None:
+    """Write bwrap's arguments into its --args pipe (from a thread: they may exceed the pipe's buffer)."""
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+    except BrokenPipeError:
+        pass
 
 
 def _killpg(pid: int) -> None:

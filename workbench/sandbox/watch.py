@@ -27,6 +27,7 @@ class DiskWatch:
     max_mb: int
     max_files: int
     interval: float = 0.5
+    volumes: list = field(default_factory=list)  # sandbox.volume.Volume of the roots that have one
     _next: float = field(default=0.0, init=False)
 
     def usage(self) -> tuple[int, int]:
@@ -54,7 +55,13 @@ class DiskWatch:
         return total, entries
 
     def check(self, now: float | None = None) -> str | None:
-        """Why the sandbox must stop (a limit crossed), or None; rate-limited by the last walk's cost."""
+        """Why the sandbox must stop (a limit crossed), or None; rate-limited by the last walk's cost.
+        A volume (a filesystem of the limit's size) is asked first: cheaply, exactly, every poll, unlinked
+        files included; the walk still runs, for apparent sizes (a sparse file would be materialised when
+        the evidence is copied) and early reporting."""
+        for v in self.volumes:
+            if why := v.full():
+                return why
         now = time.monotonic() if now is None else now
         if now < self._next:
             return None
