@@ -1,8 +1,14 @@
-"""The frozen evidence set: freezing it read-only with a manifest, verifying it, and reading it.
+"""The frozen evidence set: sealing it read-only with a manifest, verifying it, and reading it.
 
-Everything read from evidence is untrusted data written by the submission. Readers never follow a
-symlink out of the evidence directory, cap what they read, and raise :class:`MissingEvidence` when
-a path is absent, so a scorer can zero exactly the leaves that depend on it.
+Everything read from evidence is untrusted data written by the submission, so the freeze makes a
+*sealed* copy: regular files and directories only. A symbolic link is recorded in the manifest with its
+target as text and never made, so nothing that reads evidence can follow one; special files and trees
+nested too deep are refused and listed. Readers cap what they read and raise :class:`MissingEvidence`
+when a path is absent, so a scorer can zero exactly the leaves that depend on it.
+
+MANIFEST.sha256 is what ``sha256sum`` writes (names with a backslash or newline escaped, as it escapes
+them), plus one line per link, ``symlink "<target as JSON>"  <name>`` (``sha256sum -c`` skips it as
+improperly formatted). Its digest is kept in the replay's provenance, outside the evidence.
 """
 
 from __future__ import annotations
@@ -59,33 +65,58 @@ def _unescape(name: str) -> str:
     return "".join(out)
 
 
-def manifest_text(hashes: dict[str, str]) -> str:
-    """MANIFEST.sha256 for {evidence-relative path: sha256}: sorted, one line per file, ``sha256sum -c``
-    compatible."""
+LINK = "symlink "
+
+
+def manifest_text(hashes: dict[str, str], links: dict[str, str] | None = None) -> str:
+    """MANIFEST.sha256 for {path: sha256} and {path: link target}: sorted, one line per entry."""
     lines = []
-    for rel in sorted(hashes):
+    entries = {**{k: ("file", v) for k, v in hashes.items()}, **{k: ("link", v) for k, v in (links or {}).items()}}
+    for rel in sorted(entries):
+        kind, value = entries[rel]
         prefix, name = _escape(rel)
-        lines.append(f"{prefix}{hashes[rel]}  {name}")
+        if kind == "file":
+            lines.append(f"{prefix}{value}  {name}")
+        else:
+            target = json.dumps(value.encode("utf-8", "surrogateescape").decode("utf-8", "replace"))
+            lines.append(f"{prefix}{LINK}{target}  {name}")
     return "".join(line + "\n" for line in lines)
 
 
-def parse_manifest(text: str) -> dict[str, str]:
-    out: dict[str, str] = {}
+def parse_manifest(text: str) -> tuple[dict[str, str], dict[str, str]]:
+    """({path: sha256}, {path: link target}) from a manifest's text."""
+    files: dict[str, str] = {}
+    links: dict[str, str] = {}
     for line in text.split("\n"):
         if not line:
             continue
         escaped = line.startswith("\\")
-        digest, _, rel = line[escaped:].partition("  ")
-        out[_unescape(rel) if escaped else rel] = digest
-    return out
+        body = line[escaped:]
+        if body.startswith(LINK):
+            target, end = json.JSONDecoder().raw_decode(body, len(LINK))
+            rel = body[end + 2:]
+            links[_unescape(rel) if escaped else rel] = target
+            continue
+        digest, _, rel = body.partition("  ")
+        files[_unescape(rel) if escaped else rel] = digest
+    return files, links
+
+
+def _manifest_file(evidence_root: Path) -> tuple[dict[str, str], dict[str, str]]:
+    mf = Path(evidence_root) / MANIFEST
+    if not mf.is_file():
+        return {}, {}
+    return parse_manifest(mf.read_text(encoding="utf-8", errors="surrogateescape"))
 
 
 def read_manifest(evidence_root: Path) -> dict[str, str]:
     """Evidence-relative path -> sha256 as frozen (empty when there is no manifest)."""
-    mf = Path(evidence_root) / MANIFEST
-    if not mf.is_file():
-        return {}
-    return parse_manifest(mf.read_text(encoding="utf-8", errors="surrogateescape"))
+    return _manifest_file(evidence_root)[0]
+
+
+def read_links(evidence_root: Path) -> dict[str, str]:
+    """Evidence-relative path -> target of every symbolic link the submission had there (never frozen)."""
+    return _manifest_file(evidence_root)[1]
 
 
 def freeze(staging: Path, dest: Path) -> tuple[str, list[str]]:
@@ -97,9 +128,9 @@ def freeze(staging: Path, dest: Path) -> tuple[str, list[str]]:
     dest = Path(dest)
     tmp = dest.with_name(dest.name + ".partial")
     remove_tree(tmp)
-    copied = copy_tree(staging, tmp)
+    copied = copy_tree(staging, tmp, keep_links=False)
     hashes = {e.rel: sha256_file(Path(e.path)) for e in Walk(tmp) if e.is_file}
-    manifest = manifest_text(hashes).encode("utf-8", "surrogateescape")
+    manifest = manifest_text(hashes, copied.links).encode("utf-8", "surrogateescape")
     (tmp / MANIFEST).write_bytes(manifest)
     make_readonly(tmp)
     remove_tree(dest)
@@ -126,11 +157,17 @@ def verify(evidence_dir: Path, manifest_digest: str | None = None) -> list[str]:
     problems = []
     if manifest_digest is not None and sha256_file(mf) != manifest_digest:
         problems.append(f"{MANIFEST}: differs from the digest the replay recorded in its provenance")
-    expected = read_manifest(evidence_dir)
+    try:
+        expected = read_manifest(evidence_dir)
+    except ValueError as exc:
+        return problems + [f"{MANIFEST}: unreadable ({exc})"]
     seen = set()
     walk = Walk(evidence_dir)
     for e in walk:
-        if e.rel == MANIFEST or not e.is_file:
+        if e.rel == MANIFEST or e.is_dir:
+            continue
+        if not e.is_file:
+            problems.append(f"{e.rel!r}: not a regular file (sealed evidence holds none; added after freezing)")
             continue
         seen.add(e.rel)
         if e.rel not in expected:
@@ -149,9 +186,23 @@ class Evidence:
         self.root = Path(root)
         self._real_root = self.root.resolve()
         self.provenance = provenance or {}
+        self._links: dict[str, str] | None = None
+
+    @property
+    def links(self) -> dict[str, str]:
+        """The submission's symbolic links: recorded in the manifest, not part of the sealed evidence."""
+        if self._links is None:
+            try:
+                self._links = read_links(self.root)
+            except ValueError:
+                self._links = {}
+        return self._links
 
     def resolve(self, path: str) -> Path:
         rel = normalize(path)
+        if rel.rstrip("/") in self.links:
+            raise MissingEvidence(rel, f"is a symbolic link to {self.links[rel.rstrip('/')]!r} in the submission "
+                                       "(links are recorded, never followed)")
         p = (self.root / rel)
         real = p.resolve()
         if real != self._real_root and self._real_root not in real.parents:

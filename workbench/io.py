@@ -139,13 +139,16 @@ class Copied:
 
     hard_links: list[str] = field(default_factory=list)  # regular files also linked from outside the tree
     refused: list[str] = field(default_factory=list)  # special files, too deep, unreadable ("rel: why")
+    links: dict[str, str] = field(default_factory=dict)  # with keep_links=False: symlinks left out, and targets
 
 
-def copy_tree(src: Path, dst: Path, *, skip_top: Iterable[str] = (), dirs_exist_ok: bool = False) -> Copied:
-    """Copy an untrusted tree: directories and regular files, symlinks as links (never followed), special
-    files refused, and a file hard-linked to something outside the tree skipped (copying it as root would
-    copy, say, a private host file the link points at). Directory modes are applied last, so a read-only
-    directory in the source cannot stop the copy."""
+def copy_tree(src: Path, dst: Path, *, skip_top: Iterable[str] = (), dirs_exist_ok: bool = False,
+              keep_links: bool = True) -> Copied:
+    """Copy an untrusted tree: directories and regular files, symlinks as links (never followed; with
+    ``keep_links=False`` not made at all, only listed with their targets), special files refused, and a file
+    hard-linked to something outside the tree skipped (copying it as root would copy, say, a private host
+    file the link points at). Directory modes are applied last, so a read-only directory in the source
+    cannot stop the copy."""
     src, dst = Path(src), Path(dst)
     entries = list(walk := Walk(src, skip_top=skip_top))
     inside: dict[tuple[int, int], int] = {}
@@ -162,6 +165,9 @@ def copy_tree(src: Path, dst: Path, *, skip_top: Iterable[str] = (), dirs_exist_
             os.makedirs(target, exist_ok=dirs_exist_ok)
             dirs.append((e.path, target))
         elif e.is_link:
+            if not keep_links:
+                out.links[e.rel] = os.readlink(e.path)
+                continue
             if dirs_exist_ok and os.path.lexists(target):
                 os.unlink(target)
             os.symlink(os.readlink(e.path), target)

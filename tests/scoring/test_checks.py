@@ -106,7 +106,8 @@ def test_replay_succeeded_reads_the_workbench_provenance(ev, tmp_path):
 
 
 def test_symlinks_out_of_the_evidence_are_refused(ev):
-    with pytest.raises(MissingEvidence, match="outside the evidence"):
+    assert not (ev.root / "submission" / "results" / "escape.txt").is_symlink()  # sealed: never even made
+    with pytest.raises(MissingEvidence, match="symbolic link to '/etc/passwd'"):
         ev.read_text("results/escape.txt")
     with pytest.raises(MissingEvidence, match="outside the evidence"):
         ev.read_text("results/../../../../etc/passwd")

@@ -2,18 +2,18 @@
 disputes and adjudication, and agreement statistics (judge vs expert, expert vs expert).
 
 Final leaf score precedence: adjudication > expert review > judge or check (see :mod:`.records`).
+Names are imported on first use, so a light reader (the confined previews) imports no database or widgets.
 """
 
-from .consensus import agreement, disputes, set_reviewers_required
-from .records import record_review, rescore_from_reviews, reviewers_required
+from importlib import import_module
 
-__all__ = ["Reviewer", "agreement", "disputes", "record_review", "rescore_from_reviews", "reviewers_required",
-           "set_reviewers_required"]
+_NAMES = {"Reviewer": ".widget", "agreement": ".consensus", "disputes": ".consensus",
+          "set_reviewers_required": ".consensus", "record_review": ".records", "rescore_from_reviews": ".records",
+          "reviewers_required": ".records"}
+__all__ = sorted(_NAMES)
 
 
 def __getattr__(name: str):
-    if name == "Reviewer":  # ipywidgets is imported only by those who open the reviewer
-        from .widget import Reviewer
-
-        return Reviewer
-    raise AttributeError(name)
+    if name not in _NAMES:
+        raise AttributeError(name)
+    return getattr(import_module(_NAMES[name], __name__), name)

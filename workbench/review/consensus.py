@@ -16,8 +16,8 @@ import pandas as pd
 from ..errors import WorkbenchError
 from ..paths import RunPaths
 from ..store import Store
-from .agreement import binarize, cohen_kappa
 from .records import rescore_from_reviews
+from .stats import binarize, cohen_kappa
 
 
 def latest_reviews(reviews: pd.DataFrame) -> pd.DataFrame:

@@ -18,19 +18,20 @@ from typing import Any
 import ipywidgets as w
 
 from ..errors import WorkbenchError
-from ..evidence import Evidence, read_manifest
+from ..evidence import read_manifest
 from ..paths import RunPaths, TrialPaths
+from ..reader import Reader
 from ..scoring.finalize import ReviewRecord
 from ..store import Store
-from .agreement import binarize
-from .previews import preview
 from .records import record_review, reviewers_required, run_of
+from .stats import binarize
 
 SHOW = [("awaiting review", "awaiting"), ("all leaves", "all"), ("disputed", "disputed"),
         ("expert vs judge/check disagree", "disagree"), ("decided by experts", "decided")]
 ICONS = {"scored": "✓", "missing_evidence": "∅", "gated": "⊘", "pending_review": "…", "withheld": "!",
          "reviewed": "★", "adjudicated": "⚖", "disputed": "≠"}
 DECIDED = ("reviewed", "adjudicated", "disputed")
+PREVIEW_MEMORY_MB = 1024
 TABLE_STYLE = "<style>.wb-detail th {text-align:left; padding-right:1em; vertical-align:top}</style>"
 
 
@@ -250,10 +251,11 @@ class Reviewer(w.VBox):
         self.adjudicate.value = r["status"] == "disputed"
         tp = TrialPaths(self.trials[r["trial"]]["dir"])
         prov = json.loads(tp.provenance.read_text()) if tp.provenance.is_file() else {}
-        ev, hashes = Evidence(tp.evidence, prov), read_manifest(tp.evidence)
         refs = r.get("evidence_refs") or []
-        self.evidence.value = "<h3>Evidence</h3>" + ("".join(preview(ev, ref, hashes) for ref in refs)
-                                                     or "<i>no evidence listed for this leaf</i>")
+        # the previews parse what the submission wrote: in the confined reader, never in this kernel
+        shown = (Reader(tp.evidence, prov, memory_mb=PREVIEW_MEMORY_MB).previews(refs, read_manifest(tp.evidence))
+                 if refs else "")
+        self.evidence.value = "<h3>Evidence</h3>" + (shown or "<i>no evidence listed for this leaf</i>")
 
     # --- saving -------------------------------------------------------------------------------
 

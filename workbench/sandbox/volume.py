@@ -98,6 +98,44 @@ class Volume:
         self.image = None
 
 
+class HostBind:
+    """A read-only bind mount of ``source`` at ``target`` on the host (root only), so a sandbox user who
+    cannot reach ``source`` itself (say, under a mode-700 directory) can be given it read-only, without a
+    copy. Where the workbench is not root, the sandbox runs as the workbench's user and reaches ``source``
+    as it is: the bind is skipped and :attr:`path` is ``source``."""
+
+    def __init__(self, source: Path, target: Path):
+        self.source, self.target = Path(source), Path(target)
+        self.mounted = False
+
+    @property
+    def path(self) -> Path:
+        return self.target if self.mounted else self.source
+
+    def __enter__(self) -> HostBind:
+        if os.geteuid() == 0:
+            if self.source.is_dir():
+                self.target.mkdir(parents=True, exist_ok=True)
+            else:
+                self.target.parent.mkdir(parents=True, exist_ok=True)
+                self.target.touch()
+            _run(["mount", "--bind", str(self.source), str(self.target)])
+            self.mounted = True
+            try:
+                _run(["mount", "-o", "remount,bind,ro,nosuid,nodev", str(self.target)])
+            except SandboxSetupError:
+                self.__exit__()
+                raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.mounted:
+            proc = subprocess.run(["umount", str(self.target)], capture_output=True)
+            if proc.returncode != 0:
+                subprocess.run(["umount", "-l", str(self.target)], capture_output=True)
+            self.mounted = False
+
+
 def _run(argv: list[str]) -> None:
     proc = subprocess.run(argv, capture_output=True, text=True)
     if proc.returncode != 0:

@@ -391,7 +391,9 @@ def _transcript(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def judge_leaf(task: Task, leaf: Leaf, ev: Evidence, settings: JudgeSettings, judge_dir: Path, client=None,
-               *, force: bool = False) -> JudgeOutcome:
+               *, force: bool = False, reader=None) -> JudgeOutcome:
+    """Judge one leaf. ``reader`` (a :class:`workbench.reader.Reader`) answers the judge's tool calls in the
+    confined reader; without one they run here (tests of the judge's logic only)."""
     from ..agents.llm import AgentRequestError, ModelEndpointError, chat, make_client
 
     content, hashes, missing = gather_evidence(ev, leaf, settings)
@@ -444,15 +446,21 @@ def judge_leaf(task: Task, leaf: Leaf, ev: Evidence, settings: JudgeSettings, ju
                     {"id": c.id, "type": "function", "function": {"name": c.function.name,
                                                                  "arguments": c.function.arguments}}
                     for c in msg.tool_calls]})
+                answers: dict[str, str] = {}
+                calls: list[tuple[str, tuple[str, dict]]] = []
                 for c in msg.tool_calls:
                     try:
                         args = json.loads(c.function.arguments or "{}")
                     except json.JSONDecodeError as exc:
-                        result = f"error: malformed arguments: {exc}"
+                        answers[c.id] = f"error: malformed arguments: {exc}"
                     else:
-                        result = run_tool(ev, c.function.name, args if isinstance(args, dict) else {},
-                                          settings.excerpt_bytes)
-                    messages.append({"role": "tool", "tool_call_id": c.id, "content": result})
+                        calls.append((c.id, (c.function.name, args if isinstance(args, dict) else {})))
+                # the tools parse evidence: in the confined reader, all of one round's calls in one sandbox
+                results = (reader.tools([call for _, call in calls], settings.excerpt_bytes) if reader is not None
+                           else [run_tool(ev, n, a, settings.excerpt_bytes) for n, a in (x for _, x in calls)])
+                answers.update({cid: text for (cid, _), text in zip(calls, results, strict=True)})
+                for c in msg.tool_calls:
+                    messages.append({"role": "tool", "tool_call_id": c.id, "content": answers[c.id]})
                 continue
             reply = msg.content or ""
             messages.append({"role": "assistant", "content": reply})

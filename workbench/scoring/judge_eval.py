@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..paths import RunPaths
-from ..review.agreement import binarize, classification, cohen_kappa
+from ..review.stats import binarize, classification, cohen_kappa
 from ..store import Store
 from .finalize import ReviewRecord
 

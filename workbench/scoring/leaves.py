@@ -2,9 +2,10 @@
 
 What a leaf's result may be, and why:
 
-* a deterministic leaf runs its check; a missing input zeroes only that leaf (``missing_evidence``);
-  a check that fails on what the submission wrote scores 0 with the reason (:mod:`.faults`); only a
-  malformed check or the workbench's own failure is ``withheld``;
+* a deterministic leaf runs its check in the confined reader (:mod:`workbench.reader`); a missing input
+  zeroes only that leaf (``missing_evidence``); a check that fails on what the submission wrote, or a
+  limit it hit reading it, scores 0 with the reason (:mod:`.faults`); only a malformed check or the
+  workbench's own failure is ``withheld``;
 * a judge leaf is judged when a judge is configured; an expert leaf (or a judge leaf without a judge)
   is ``pending_review`` while any of its evidence exists, and 0 when all of it is missing;
 * the judge's "evidence missing" counts only when the workbench's own evidence gathering agrees
@@ -55,26 +56,40 @@ def _base(leaf: Leaf) -> dict:
                 gate_scope=list(leaf.gate_scope), evidence_refs=[normalize(e.path) for e in node.evidence_inputs])
 
 
-def deterministic(leaf: Leaf, ev: Evidence, task_checks: dict[str, Callable]) -> LeafScore:
-    base = _base(leaf)
+def host_check(leaf: Leaf, ev: Evidence, task_checks: dict[str, Callable]) -> dict:
+    """A check that reads no evidence file (the sota checks read the evaluator's result), run here, as an
+    outcome like the confined reader's."""
     try:
         out: CheckOutcome = run_check(leaf.node.check or {}, ev, task_checks)
     except MissingEvidence as miss:
-        return LeafScore(**base, score=0.0, status="missing_evidence", rationale=f"missing evidence: {miss}")
+        return {"missing": str(miss)}
     except Exception as exc:
-        if caused_by_submission(exc):
-            return LeafScore(**base, score=0.0, status="scored", error=describe(exc),
-                             rationale=f"fail: the check could not use the submission's output ({describe(exc)})")
-        log.warning("check for leaf %s failed: %s", leaf.id, exc)
-        return LeafScore(**base, score=None, status="withheld", error=describe(exc),
-                         rationale="withheld: the rubric's check is broken (a task or workbench fault)")
-    refs = list(dict.fromkeys(base.pop("evidence_refs") + out.evidence_refs))
-    return LeafScore(**base, score=out.score, status="scored", rationale=out.rationale, evidence_refs=refs)
+        return {"error": describe(exc), "code_fault": not caused_by_submission(exc)}
+    return {"score": out.score, "rationale": out.rationale, "refs": out.evidence_refs}
 
 
-def judged(leaf: Leaf, ev: Evidence, task: Task, settings: JudgeSettings, judge_dir: Path, force: bool) -> LeafScore:
+def deterministic(leaf: Leaf, outcome: dict) -> LeafScore:
+    """A deterministic leaf's result from its check's outcome (the reader's, or :func:`host_check`'s)."""
     base = _base(leaf)
-    out = judge_leaf(task, leaf, ev, settings, judge_dir, force=force)
+    if "missing" in outcome:
+        return LeafScore(**base, score=0.0, status="missing_evidence",
+                         rationale=f"missing evidence: {outcome['missing']}")
+    if "error" in outcome:
+        if not outcome.get("code_fault"):
+            return LeafScore(**base, score=0.0, status="scored", error=outcome["error"],
+                             rationale=f"fail: the check could not use the submission's output ({outcome['error']})")
+        log.warning("check for leaf %s failed: %s", leaf.id, outcome["error"])
+        return LeafScore(**base, score=None, status="withheld", error=outcome["error"],
+                         rationale="withheld: the rubric's check is broken (a task or workbench fault)")
+    refs = list(dict.fromkeys(base.pop("evidence_refs") + list(outcome.get("refs") or [])))
+    return LeafScore(**base, score=float(outcome["score"]), status="scored", rationale=outcome["rationale"],
+                     evidence_refs=refs)
+
+
+def judged(leaf: Leaf, ev: Evidence, task: Task, settings: JudgeSettings, judge_dir: Path, force: bool,
+           reader=None) -> LeafScore:
+    base = _base(leaf)
+    out = judge_leaf(task, leaf, ev, settings, judge_dir, force=force, reader=reader)
     info = {"model": settings.model, "key": out.key, "fingerprint": out.parts, "cached": out.cached,
             "transcript": out.transcript, "calls_made": out.calls}
     if out.verdict is None:
@@ -88,11 +103,13 @@ def judged(leaf: Leaf, ev: Evidence, task: Task, settings: JudgeSettings, judge_
                      judge={**info, "checks": v.checks, "evidence_access": v.evidence_access})
 
 
-def score_leaf(leaf: Leaf, ev: Evidence, task_checks: dict[str, Callable], *, task: Task | None = None,
-               judge: JudgeSettings | None = None, judge_dir: Path | None = None, force: bool = False) -> LeafScore:
-    """The machine result of one leaf (before reviews and gates)."""
+def score_leaf(leaf: Leaf, ev: Evidence, outcome: dict | None = None, *, task: Task | None = None,
+               judge: JudgeSettings | None = None, judge_dir: Path | None = None, force: bool = False,
+               reader=None) -> LeafScore:
+    """The machine result of one leaf (before reviews and gates); a deterministic leaf's check ``outcome``
+    comes from the confined reader."""
     if leaf.node.scoring_method == "deterministic":
-        return deterministic(leaf, ev, task_checks)
+        return deterministic(leaf, outcome or {"error": "no outcome for this check", "code_fault": True})
     base = _base(leaf)
     refs = base["evidence_refs"]
     missing = [r for r in refs if not ev.has_content(r)]
@@ -100,7 +117,7 @@ def score_leaf(leaf: Leaf, ev: Evidence, task_checks: dict[str, Callable], *, ta
         return LeafScore(**base, score=0.0, status="missing_evidence",
                          rationale="missing evidence: " + ", ".join(missing))
     if leaf.node.scoring_method == "judge" and judge is not None:
-        return judged(leaf, ev, task, judge, judge_dir, force)
+        return judged(leaf, ev, task, judge, judge_dir, force, reader)
     who = "an expert" if leaf.node.scoring_method == "expert" else "the judge or an expert"
     note = f" (missing: {', '.join(missing)})" if missing else ""
     return LeafScore(**base, score=None, status="pending_review", rationale=f"awaits {who}{note}")

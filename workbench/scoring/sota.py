@@ -20,9 +20,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import subprocess
-import sys
-import tempfile
 from fractions import Fraction
 from pathlib import Path
 from typing import Literal
@@ -151,7 +148,8 @@ class EvaluationRejected(Exception):
 _RUNNER = r"""
 import importlib.util, inspect, json, math, sys
 def write(obj):
-    with open(sys.argv[4], "w") as fh: json.dump(obj, fh)
+    sys.stdout.flush()
+    sys.stdout.write("\n" + sys.argv[4] + json.dumps(obj) + "\n"); sys.stdout.flush()
 try:
     spec = importlib.util.spec_from_file_location("task_evaluator", sys.argv[1])
     mod = importlib.util.module_from_spec(spec)
@@ -179,35 +177,47 @@ write(out)
 
 
 def run_evaluator(evaluator: Path, evidence: Path, refs: Path, *, python: str | None = None,
-                  timeout: float = 600.0) -> dict[str, dict]:
-    """``run_evaluation()`` of a task's evaluator in a fresh subprocess. It may take ``(evidence_dir,
-    refs_dir)`` or nothing (NatureBench's evaluators use relative paths: the working directory is the
-    replayed submission, ``evidence/submission``); non-finite values come back as None.
+                  env_dir: str | None = None, memory_mb: int = 2048, timeout: float = 600.0) -> dict[str, dict]:
+    """``run_evaluation()`` of a task's evaluator, confined like every reader of evidence
+    (:func:`workbench.reader.run_confined`): the sealed evidence read-only at /evidence, only the evaluator
+    and ``tests/refs/`` of the private files, the task's environment read-only, no network, the task's
+    memory limit and ``timeout``. It may take ``(evidence_dir, refs_dir)`` or nothing (NatureBench's
+    evaluators use relative paths: the working directory is the replayed submission); non-finite values
+    come back as None.
 
     Raises :class:`EvaluatorFailed` when the evaluator cannot run at all (withheld) and
-    :class:`EvaluationRejected` when it fails on the submission's files (the submission's failure)."""
+    :class:`EvaluationRejected` when it fails on the submission's files, or a limit stops it reading them
+    (the submission's failure)."""
+    import secrets
+
+    from ..reader import EVIDENCE, TESTS, reader_limits, run_confined
+    from ..sandbox import SandboxSetupError
     from .faults import name_is_code_fault
 
-    evidence, refs = Path(evidence).resolve(), Path(refs).resolve()
-    cwd = evidence / "submission" if (evidence / "submission").is_dir() else evidence
-    with tempfile.TemporaryDirectory(prefix="workbench-eval-") as tmp:
-        out = Path(tmp) / "result.json"
-        try:
-            # -I: isolated, so the submission's files in the working directory (a planted csv.py or
-            # json.py) are never importable by the evaluator
-            proc = subprocess.run([python or sys.executable, "-I", "-c", _RUNNER, str(Path(evaluator).resolve()),
-                                   str(evidence), str(refs), str(out)], cwd=cwd, capture_output=True, text=True,
-                                  timeout=timeout, env={"PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1",
-                                                        "HOME": tmp, "MPLCONFIGDIR": tmp, "NUMBA_CACHE_DIR": tmp})
-        except subprocess.TimeoutExpired:
-            raise EvaluationRejected(f"the evaluator ran out of time ({timeout:.0f} s) on the submission's "
-                                     "outputs") from None
-        except OSError as exc:
-            raise EvaluatorFailed(f"the evaluator could not start: {exc}") from None
-        if proc.returncode != 0 or not out.is_file():
-            tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
-            raise EvaluatorFailed(f"the evaluator failed (exit {proc.returncode}): {' | '.join(tail)}")
-        result = json.loads(out.read_text())
+    evidence = Path(evidence).resolve()
+    binds = {EVIDENCE: evidence, f"{TESTS}/evaluator.py": Path(evaluator).resolve()}
+    if Path(refs).is_dir():
+        binds[f"{TESTS}/refs"] = Path(refs).resolve()
+    marker = f"@@workbench-result-{secrets.token_hex(8)}@@"  # a nonce: no evaluation output can forge it
+    workdir = f"{EVIDENCE}/submission" if (evidence / "submission").is_dir() else EVIDENCE
+    try:
+        # -I: isolated, so the submission's files in the working directory (a planted csv.py or json.py) are
+        # never importable by the evaluator
+        done = run_confined([python or "/usr/bin/python3", "-I", "-c", _RUNNER, f"{TESTS}/evaluator.py", EVIDENCE,
+                             f"{TESTS}/refs", marker], binds=binds, limits=reader_limits(memory_mb, timeout),
+                            workdir=workdir, readonly_same_path=(Path(env_dir),) if env_dir else (),
+                            env={"NUMBA_CACHE_DIR": "/tmp"})
+    except SandboxSetupError as exc:
+        raise EvaluatorFailed(f"the evaluator could not start: {exc}") from None
+    text = done.stdout.decode("utf-8", "replace")
+    result = next((json.loads(line[len(marker):]) for line in reversed(text.splitlines()) if line.startswith(marker)),
+                  None)
+    if result is None:
+        if done.killed_by:
+            raise EvaluationRejected(f"the evaluator was stopped by {done.killed_by} reading the submission's "
+                                     "outputs")
+        tail = done.stderr.strip().splitlines()[-3:]
+        raise EvaluatorFailed(f"the evaluator failed (exit {done.result.exit_code}): {' | '.join(tail)}")
     if "__broken__" in result:
         b = result["__broken__"]
         raise EvaluatorFailed(f"the evaluator does not load: {b['type']}: {b['message']}")

@@ -19,19 +19,18 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy.exc import SQLAlchemyError
-
 from .. import __version__
 from ..errors import WorkbenchError
 from ..evidence import Evidence, ensure_intact, read_manifest
 from ..io import atomic_write_json, digest_of, read_json
 from ..paths import TrialPaths, run_of
+from ..reader import Reader
+from ..rubric import Leaf
 from ..task import Task
 from ..trial_record import update_outcome
-from .checks import load_task_checks
 from .finalize import ReviewRecord, finalize, machine_result
 from .judge import JudgeSettings
-from .leaves import leaf_evidence_digest, score_leaf
+from .leaves import host_check, leaf_evidence_digest, score_leaf
 from .modes import mode_of
 from .qa import oeq_summary
 from .results import LeafScore, Scores, outcome_fields
@@ -99,6 +98,8 @@ def stored_reviews(tp: TrialPaths, store=None) -> tuple[list[ReviewRecord], int]
 
 def commit(tp: TrialPaths, scores: Scores, store=None) -> Scores:
     """Write scores.json (atomically), then derive from it trial.json's outcome and the trial's index row."""
+    from sqlalchemy.exc import SQLAlchemyError  # here: the confined reader imports scoring without a database
+
     atomic_write_json(tp.scores, scores.model_dump())
     if update_outcome(tp, outcome_fields(scores)):
         st = _store(tp, store)
@@ -125,6 +126,19 @@ def refinalize(trial_dir: Path | str, store=None) -> Scores:
 
 
 # --- scoring ---------------------------------------------------------------------------------------
+
+def check_outcomes(leaves: list[Leaf], ev: Evidence, host_checks: dict, reader: Reader, has_checks_py: bool
+                   ) -> dict[str, dict]:
+    """The check outcome of every deterministic leaf: in the confined reader, all in one sandbox (checks that
+    read only the scoring mode's own result, such as ``sota:<instance>``, here)."""
+    det = [lf for lf in leaves if lf.node.scoring_method == "deterministic"]
+    here = [lf for lf in det if (lf.node.check or {}).get("kind") == "task"
+            and (lf.node.check or {}).get("name") in host_checks]
+    confined = [(lf.id, lf.node.check or {}) for lf in det if lf not in here]
+    out = reader.checks(confined, task_checks=has_checks_py) if confined else {}
+    out.update({lf.id: host_check(lf, ev, host_checks) for lf in here})
+    return out
+
 
 def _previous(tp: TrialPaths) -> Scores | None:
     try:
@@ -162,17 +176,19 @@ def score_trial(task: Task, trial_dir: Path | str, *, judge: JudgeSettings | Non
             kept = {lf.id: machine_result(lf) for lf in previous.leaves}
 
     mode = mode_of(task.scoring)
-    task_checks = load_task_checks(task.paths.checks_py)
-    extra, block = mode.prepare(task, tp.evidence, ev)
-    task_checks.update(extra)
+    extra, block = mode.prepare(task, tp.evidence, ev)  # checks that read the mode's result, not evidence
+    reader = Reader(tp.evidence, prov, memory_mb=task.config.environment.memory_mb,
+                    timeout_sec=task.config.verifier.timeout_sec, tests=task.paths.tests)
+    todo = [lf for lf in leaves if not (kept and lf.id not in only_leaves and lf.id in kept)]
+    outcomes = check_outcomes(todo, ev, extra, reader, task.paths.checks_py.is_file())
     machine = []
     for lf in leaves:
-        if kept and lf.id not in only_leaves and lf.id in kept:
+        if lf not in todo:
             m = kept[lf.id].model_copy(update={"effective_weight": lf.effective_weight, "weight": str(lf.weight),
                                                "gate_scope": list(lf.gate_scope)})
         else:
-            m = score_leaf(lf, ev, task_checks, task=task, judge=judge, judge_dir=tp.root / "judge",
-                           force=bool(only_leaves))
+            m = score_leaf(lf, ev, outcomes.get(lf.id), task=task, judge=judge, judge_dir=tp.root / "judge",
+                           force=bool(only_leaves), reader=reader)
         machine.append(m.model_copy(update={"evidence_digest": leaf_evidence_digest(manifest, m.evidence_refs)}))
     changes = fingerprint_changes(previous, machine)
     for c in changes:
