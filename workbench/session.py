@@ -89,7 +89,7 @@ def run_session(task: Task, config: AgentConfig | dict[str, Any], trial_dir: Pat
         if wants_scoring_service(task, config):
             from .scoring.service import ScoringService
 
-            service = ScoringService(task, lambda: ws.work, tp.session / "scoring", pause=budget.paused,
+            service = ScoringService(task, ws.snapshot, tp.session / "scoring", pause=budget.paused,
                                      timeout=task.config.replay.timeout_sec, sandbox=sandbox)
             ws.attach_scoring(service.start(), service.token)
         try:

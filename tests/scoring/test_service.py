@@ -26,7 +26,7 @@ def test_the_service_scores_the_candidate_and_keeps_the_best_attempt(tmp_path):
     cand = tmp_path / "cand"
     copy_tree(task.paths.starter, cand)
     budget = Budget(wall_sec=600)
-    with ScoringService(task, lambda: cand, tmp_path / "log", pause=budget.paused) as svc:
+    with ScoringService(task, lambda d: copy_tree(cand, d), tmp_path / "log", pause=budget.paused) as svc:
         with pytest.raises(urllib.error.HTTPError) as denied:
             urllib.request.urlopen(urllib.request.Request(f"{svc.url}/evaluate", data=b"{}",
                                                           headers={"Authorization": "Bearer guess"}))
@@ -90,19 +90,19 @@ def test_the_service_tells_only_what_the_tasks_mode_exposes(tmp_path):
     rubric_task = load_task(write_task(tmp_path / "rubric-task"))
     cand = tmp_path / "cand"
     copy_tree(rubric_task.paths.solution, cand)
-    with ScoringService(rubric_task, lambda: cand, tmp_path / "log1") as svc:
+    with ScoringService(rubric_task, lambda d: copy_tree(cand, d), tmp_path / "log1") as svc:
         answer = submit(svc.url, svc.token)
     assert answer["replay"] == "succeeded" and answer["failure_reasons"] == []
     assert not {"R", "coverage", "phases", "sota", "qa"} & set(answer) and "R" not in (answer["best"] or {})
     # a sota task: its metrics, g and band (NatureBench), still no R or phases
     sota_task = load_task(write_sota_task(tmp_path / "sota-task"))
     copy_tree(sota_task.paths.solution, cand, dirs_exist_ok=True)
-    with ScoringService(sota_task, lambda: cand, tmp_path / "log2") as svc:
+    with ScoringService(sota_task, lambda d: copy_tree(cand, d), tmp_path / "log2") as svc:
         answer = submit(svc.url, svc.token)
     assert answer["sota"]["band"] == "surpass" and not {"R", "coverage", "phases"} & set(answer)
     # configurable per task
     toml = rubric_task.paths.task_toml
     toml.write_text(toml.read_text().replace("[replay]", "[verifier]\nfeedback = [\"replay\", \"R\"]\n\n[replay]"))
-    with ScoringService(load_task(rubric_task.root), lambda: cand, tmp_path / "log3") as svc:
+    with ScoringService(load_task(rubric_task.root), lambda d: copy_tree(cand, d), tmp_path / "log3") as svc:
         answer = submit(svc.url, svc.token)
     assert "R" in answer and "phases" not in answer

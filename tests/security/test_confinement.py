@@ -4,6 +4,7 @@ the CPU pinning, reading the host's layout from mountinfo and the command line, 
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -68,3 +69,37 @@ def test_the_hosts_etc_is_not_readable(attack):
     assert {"passwd", "hosts", "ld.so.cache", "ssl"} <= listed
     assert not {"shadow", "gshadow", "sudoers", "ssh", "machine-id", "crontab"} & listed
     assert "root:" not in out.output("secrets.txt") and "No such file" in out.output("secrets.txt")
+
+
+def test_an_agent_racing_the_scoring_services_copy_reaches_no_private_file(tmp_path):
+    """While an agent runs, it swaps a directory of its working copy for links to the task's private tests
+    (by host path and through /proc/self/cwd) as fast as it can; the copies taken meanwhile hold none of it."""
+    import os
+    import tempfile
+    import threading
+
+    from tests.conftest import write_task
+    from workbench.agents.base import TaskView
+    from workbench.agents.workspace import Workspace
+    from workbench.task import load_task
+
+    task = load_task(write_task(tmp_path / "task"))
+    racer = (f"mkdir -p d/sub && echo mine > d/sub/f.txt\nend=$((SECONDS+5))\n"
+             f"while [ $SECONDS -lt $end ]; do mv d d.real; ln -s {task.paths.tests} d; rm d;"
+             " ln -s /proc/self/cwd d; rm d; mv d.real d; done\n")
+    snaps = Path(tempfile.mkdtemp(prefix="snaps-"))
+    os.chmod(snaps, 0o711)
+    taken = []
+    with Workspace(TaskView.of(task), task.paths.starter, env_dir=None) as ws:
+        agent = threading.Thread(target=ws.run, args=(racer, 30))
+        agent.start()
+        while agent.is_alive() and len(taken) < 40:
+            dest = snaps / f"snap{len(taken)}"
+            ws.snapshot(dest)
+            taken.append(dest)
+        agent.join()
+    seen = "".join(p.read_text(errors="replace") for d in taken for p in d.rglob("*")
+                   if p.is_file() and not p.is_symlink())
+    assert len(taken) >= 3 and "mine" in seen  # the copies were taken while the agent raced
+    assert "private-token-7f3a" not in seen and "mini task" not in seen  # SECRET.txt, rubric.json
+    shutil.rmtree(snaps)

@@ -152,7 +152,7 @@ def test_the_scoring_service_log_is_out_of_the_agents_reach(tmp_path):
     task = load_task(write_sota_task(tmp_path / "task"))
     log_dir = tmp_path / "trial" / "session" / "scoring"
     with Workspace(TaskView.of(task), tmp_path / "sub", env_dir=None) as ws, \
-            ScoringService(task, lambda: ws.work, log_dir) as svc:
+            ScoringService(task, ws.snapshot, log_dir) as svc:
         ws.attach_scoring(svc.url, svc.token)
         res = ws.run(f"echo forged >> {log_dir}/attempts.jsonl; ls {log_dir.parent}; "
                      f"curl -s -m 3 -X POST -H 'Authorization: Bearer {svc.token}' {svc.url}/evaluate", 30)

@@ -9,12 +9,20 @@ Layout inside the sandbox::
 
 Nothing private is ever mounted. Every command, read and write goes through the sandbox (a fresh
 bwrap per call, ~10 ms), so a symlink the agent plants cannot make the workbench, which runs as root
-on the host, read or write a host file. The working copy lives in a staging directory and is copied
-back to the trial's ``session/submission/`` when the workspace closes, whatever ended the session.
+on the host, read or write a host file. The working copy and the public task live on a volume of their
+own (:mod:`workbench.sandbox.volume`: sized, and nothing of the host's layout in the sandbox's
+mountinfo) and are copied back to the trial's ``session/submission/`` when the workspace closes,
+whatever ended the session (every sandbox of the session has ended by then).
+
+While the agent still runs (a CLI agent calling the scoring service), its processes can swap a
+directory for a symlink at any moment, so a copy made on the host, as root, could be raced into
+following it to a private file. :meth:`Workspace.snapshot` therefore copies from inside a sandbox of
+the same user, which sees nothing but the working copy: whatever it follows, it finds nothing private.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import shlex
 import subprocess
@@ -25,8 +33,10 @@ from pathlib import Path
 from ..io import copy_tree, remove_tree
 from ..replay import sandbox_env
 from ..sandbox import Limits, Mount, SandboxSpec, get_sandbox
+from ..sandbox.volume import Volume
 from .base import TaskView, truncate
 
+log = logging.getLogger(__name__)
 HOME = "/home/submission"
 TASK_HOME = "/home/task"
 
@@ -52,8 +62,10 @@ class Workspace:
         scratch = os.environ.get("WORKBENCH_SCRATCH") or None
         self.staging = Path(tempfile.mkdtemp(prefix="workbench-session-", dir=scratch))
         os.chmod(self.staging, 0o711)
-        self.work = self.staging / "submission"
-        self.public = self.staging / "task"
+        defaults = Limits(timeout_sec=1, memory_mb=view.memory_mb, cpus=view.cpus)
+        self.volume = Volume.create(self.staging / "vol", defaults.max_storage_mb, defaults.max_files)
+        self.work = self.volume.root / "submission"
+        self.public = self.volume.root / "task"
         self.logs = self.staging / "logs"
         if self.target.is_dir():
             copy_tree(self.target, self.work)
@@ -78,7 +90,8 @@ class Workspace:
     # --- running ---------------------------------------------------------------------------------
 
     def spec(self, timeout: float) -> SandboxSpec:
-        mounts = [Mount(self.work, HOME, writable=True), Mount(self.public, TASK_HOME, writable=False)]
+        mounts = [Mount(self.work, HOME, writable=True, volume=self.volume),
+                  Mount(self.public, TASK_HOME, writable=False)]
         if self.env_dir:
             mounts.append(Mount(Path(self.env_dir), self.env_dir, writable=False))
         limits = Limits(timeout_sec=max(1.0, timeout), memory_mb=self.view.memory_mb, cpus=self.view.cpus)
@@ -111,10 +124,30 @@ class Workspace:
 
     # --- closing ---------------------------------------------------------------------------------
 
+    def snapshot(self, dest: Path, timeout: float = 300.0) -> None:
+        """Copy the working copy, as it is now, into the fresh directory ``dest``, from inside a sandbox of
+        the session's user that sees only the working copy (read-only) and ``dest``: the copy follows no
+        link, and an agent racing it can point it at nothing outside the working copy."""
+        dest = Path(dest)
+        dest.mkdir(parents=True)
+        self.box.prepare(dest)
+        logs = Path(tempfile.mkdtemp(prefix="snapshot-", dir=self.staging))
+        spec = SandboxSpec(mounts=[Mount(self.work, "/home/submission", writable=False),
+                                   Mount(dest, "/snapshot", writable=True)], workdir="/",
+                           limits=Limits(timeout_sec=timeout, memory_mb=512, cpus=1), env={"PATH": "/usr/bin:/bin"},
+                           network="none", image=self.image, shared_uid=True)
+        res = self.box.run(["cp", "-a", "--no-dereference", "--", "/home/submission/.", "/snapshot/"], spec,
+                           logs / "out", logs / "err")
+        if res.exit_code != 0:  # files the agent removed mid-copy, or a flood: the copy holds what it could
+            log.info("snapshot of the working copy: exit %s: %s", res.exit_code,
+                     (logs / "err").read_text(errors="replace")[-300:])
+        remove_tree(logs)
+
     def close(self) -> None:
         """Copy the working copy back to the trial (whatever ended the session) and clean up."""
         remove_tree(self.target)
         copy_tree(self.work, self.target)
+        self.volume.release()
         remove_tree(self.staging)
 
     def __enter__(self) -> Workspace:

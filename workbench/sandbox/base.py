@@ -57,6 +57,9 @@ class SandboxSpec:
     env: dict[str, str] = field(default_factory=dict)
     network: str = "none"
     image: str | None = None  # the task's image, for container backends
+    # other sandboxes of the same user may be running (a session's snapshot beside its agent): kill only
+    # this sandbox's own processes afterwards, never every process of the uid
+    shared_uid: bool = False
 
 
 @dataclass

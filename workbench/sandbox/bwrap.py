@@ -300,7 +300,8 @@ class BwrapSandbox:
             proc.wait()
             raise
         finally:
-            leftovers = (cg.kill() if cg is not None else 0) + (kill_uid(self.uid) if self.as_root else 0)
+            leftovers = ((cg.kill() if cg is not None else 0)
+                         + (kill_uid(self.uid) if self.as_root and not spec.shared_uid else 0))
             for t in drains:  # the pipes close once every process holding them is gone
                 t.join(timeout=KILL_GRACE_SEC * 5)
         wall = time.monotonic() - start

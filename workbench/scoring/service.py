@@ -20,6 +20,7 @@ import contextlib
 import hmac
 import json
 import logging
+import os
 import secrets
 import tempfile
 import threading
@@ -30,7 +31,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from ..io import copy_tree, remove_tree
+from ..io import remove_tree
 from ..task import Task
 
 log = logging.getLogger(__name__)
@@ -38,10 +39,10 @@ MAX_BODY = 64_000
 
 
 class ScoringService:
-    def __init__(self, task: Task, candidate: Callable[[], Path], log_dir: Path, *, pause=None,
+    def __init__(self, task: Task, candidate: Callable[[Path], None], log_dir: Path, *, pause=None,
                  timeout: float | None = None, sandbox: str = "bwrap"):
         self.task = task
-        self.candidate = candidate
+        self.candidate = candidate  # writes the agent's current package into a fresh directory (a snapshot)
         self.log_dir = Path(log_dir)
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self.pause = pause  # a context manager factory pausing the session clock
@@ -69,9 +70,10 @@ class ScoringService:
         n = len(self.attempts) + 1
         started = time.monotonic()
         work = Path(tempfile.mkdtemp(prefix="workbench-scoring-"))
+        os.chmod(work, 0o711)  # the session's sandbox user writes the snapshot into it
         try:
             sub = work / "submission"
-            copy_tree(self.candidate(), sub)
+            self.candidate(sub)  # taken inside the session's sandbox: an agent racing it reaches nothing private
             prov = replay(self.task, sub, work / "trial", timeout=self.timeout, sandbox=self.sandbox)
             scores = score_trial(self.task, work / "trial")
             shown = feedback_for(self.task)
