@@ -142,13 +142,14 @@ class DockerSandbox:
             opts["volumes"][str(stdin_dir / "stdin")] = {"bind": STDIN_PATH, "mode": "ro"}
             argv = ["sh", "-c", f'exec "$@" < {STDIN_PATH}', "workbench-stdin", *argv]
         lim = spec.limits
-        watch = DiskWatch([m.source for m in spec.mounts if m.writable], lim.max_storage_mb, lim.max_files)
+        watch = DiskWatch([m.source for m in spec.mounts if m.writable], lim.max_storage_mb, lim.max_files,
+                          volumes=[m.volume for m in spec.mounts if m.writable and m.volume is not None])
         try:
             container = self.client.containers.create(command=argv, **opts)
         except Exception as exc:
             raise SandboxSetupError(f"docker sandbox: could not create the container: {exc}") from exc
         start = time.monotonic()
-        timed_out, exceeded = False, None
+        timed_out, exceeded, oom = False, None, False
         dropped: dict[str, int] = {}
         try:
             container.start()
@@ -165,6 +166,8 @@ class DockerSandbox:
                 container.kill()
                 break
             rc = container.wait(timeout=30).get("StatusCode")
+            container.reload()
+            oom = bool(container.attrs.get("State", {}).get("OOMKilled"))
             for name, path, flags in (("stdout", stdout, {"stdout": True, "stderr": False}),
                                       ("stderr", stderr, {"stdout": False, "stderr": True})):
                 dropped[name] = write_capped(container.logs(stream=True, **flags), Path(path), lim.max_log_mb * MB)
@@ -179,6 +182,14 @@ class DockerSandbox:
                 stdin_dir.rmdir()
         wall = time.monotonic() - start
         killed = timed_out or exceeded is not None
+        limit = ("storage" if exceeded and exceeded.startswith("storage") else "files" if exceeded
+                 else "memory" if oom else "time" if timed_out else None)
+        if oom and not exceeded:
+            exceeded = (f"memory limit: the command needed more than {lim.memory_mb} MB and the container's OOM "
+                        "killer stopped it")
         return SandboxResult(exit_code=None if timed_out else rc, wall_sec=wall, timed_out=timed_out,
                              signal=9 if killed else (rc - 128 if rc and rc > 128 else None), backend=self.name,
-                             limit_exceeded=exceeded, log_bytes_dropped={k: v for k, v in dropped.items() if v})
+                             limit_exceeded=exceeded, limit=limit, oom_killed=oom,
+                             log_bytes_dropped={k: v for k, v in dropped.items() if v},
+                             mechanisms={"memory": "docker --memory (cgroup)", "processes": "docker --pids-limit",
+                                         "cpu_quota": f"docker --cpus {lim.cpus}"})

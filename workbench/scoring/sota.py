@@ -136,6 +136,11 @@ def load_spec(path: Path) -> SotaSpec:
 
 # --- the evaluator --------------------------------------------------------------------------------
 
+NOT_FOR_THE_EVALUATOR = frozenset({"rubric.json", "checks.py", "questions.json", "judge.md", "sota.json",
+                                   "validation.json", "freeze.json", "review.toml", "determinism.toml",
+                                   "__pycache__"})
+
+
 class EvaluatorFailed(InfrastructureFault):
     """The hidden evaluator could not start or its own code is broken: the task's fault, withheld."""
 
@@ -196,6 +201,11 @@ def run_evaluator(evaluator: Path, evidence: Path, refs: Path, *, python: str | 
 
     evidence = Path(evidence).resolve()
     binds = {EVIDENCE: evidence, f"{TESTS}/evaluator.py": Path(evaluator).resolve()}
+    # the evaluator's own companions beside it (refs/, NatureBench's ground_truth/, ...), never the
+    # workbench's scoring files (rubric, task checks, judge notes, questions) it does not need
+    for p in sorted(Path(evaluator).resolve().parent.iterdir()):
+        if p.name not in NOT_FOR_THE_EVALUATOR and p.name != "evaluator.py" and not p.name.startswith("."):
+            binds[f"{TESTS}/{p.name}"] = p
     if Path(refs).is_dir():
         binds[f"{TESTS}/refs"] = Path(refs).resolve()
     marker = f"@@workbench-result-{secrets.token_hex(8)}@@"  # a nonce: no evaluation output can forge it
