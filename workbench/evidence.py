@@ -182,10 +182,11 @@ def verify(evidence_dir: Path, manifest_digest: str | None = None) -> list[str]:
 class Evidence:
     """Read-only access to one trial's frozen evidence."""
 
-    def __init__(self, root: Path, provenance: dict | None = None):
+    def __init__(self, root: Path, provenance: dict | None = None, receipts: dict | None = None):
         self.root = Path(root)
         self._real_root = self.root.resolve()
         self.provenance = provenance or {}
+        self.receipts = receipts  # what ran (workbench.receipts), checked against the provenance's digest
         self._links: dict[str, str] | None = None
 
     @property

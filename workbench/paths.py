@@ -27,6 +27,7 @@ Run and trial directories::
           trajectory.jsonl  agent.log  usage.json  delivery.json
         replay/
           provenance.json        written by the workbench, never by the submission
+          receipts.json          what ran, recorded from outside the sandbox (its digest in provenance.json)
           stdout.log  stderr.log
         evidence/                frozen, read-only
           MANIFEST.sha256
@@ -152,6 +153,10 @@ class TrialPaths:
     @property
     def provenance(self) -> Path:
         return self.replay / "provenance.json"
+
+    @property
+    def receipts(self) -> Path:
+        return self.replay / "receipts.json"
 
     @property
     def stdout_log(self) -> Path:

@@ -118,6 +118,7 @@ class Reader:
     memory_mb: int = 2048
     timeout_sec: float = 600.0
     tests: Path | None = None  # the task's tests/ (checks.py and refs/), mounted for checks only
+    receipts: dict | None = None  # the replay's receipts, for the receipt check kinds
 
     def _run(self, request: dict[str, Any], *, with_tests: bool, timeout: float) -> tuple[list[dict], Confined]:
         from .runtime import ensure_runtime
@@ -151,7 +152,7 @@ class Reader:
         while todo:
             left = max(5.0, deadline - time.monotonic())
             request = {"op": "checks", "evidence": EVIDENCE, "provenance": self.provenance,
-                       "checks_py": f"{TESTS}/checks.py" if task_checks else None,
+                       "receipts": self.receipts, "checks_py": f"{TESTS}/checks.py" if task_checks else None,
                        "leaves": [{"id": i, "check": c} for i, c in todo]}
             lines, done = self._run(request, with_tests=task_checks, timeout=left)
             for line in lines:

@@ -29,7 +29,7 @@ def _checks(req: dict[str, Any]) -> None:
     except Exception as exc:  # the task's own code: not the submission's fault
         emit({"ready": False, "error": describe(exc)})
         return
-    ev = Evidence(Path(req["evidence"]), req.get("provenance") or {})
+    ev = Evidence(Path(req["evidence"]), req.get("provenance") or {}, receipts=req.get("receipts"))
     emit({"ready": True})
     for leaf in req["leaves"]:
         emit({"start": leaf["id"]})

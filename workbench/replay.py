@@ -23,10 +23,10 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from . import __version__
+from . import __version__, receipts
 from .env import environment_for
 from .evidence import freeze
-from .io import Walk, atomic_write_json, copy_tree, digest_of, remove_tree, tree_hashes
+from .io import Walk, atomic_write_json, atomic_write_text, copy_tree, digest_of, remove_tree, sha256_bytes, tree_hashes
 from .paths import TrialPaths
 from .sandbox import Limits, Mount, SandboxResult, SandboxSpec, get_sandbox
 from .sandbox.volume import Volume
@@ -75,6 +75,8 @@ class Provenance(BaseModel):
     cores: list[int] = Field(default_factory=list)
     logs: dict[str, str]
     evidence_manifest_digest: str
+    receipts_digest: str | None = None  # of replay/receipts.json (what ran, recorded from outside)
+    receipts_complete: bool = False
     workbench_version: str = __version__
 
 
@@ -184,7 +186,8 @@ def replay(task: Task, submission: Path, trial_dir: Path, *, timeout: float | No
         if env["dir"]:
             mounts.append(Mount(Path(env["dir"]), env["dir"], writable=False))
         spec = SandboxSpec(mounts=mounts, workdir=WORKDIR, limits=limits, image=image,
-                           env=sandbox_env(env["dir"], limits.cpus, keep_path=image is not None), network="none")
+                           env=sandbox_env(env["dir"], limits.cpus, keep_path=image is not None), network="none",
+                           record=True)
         command = ["bash", ENTRY]
         started = _now()
         reasons: list[str] = []
@@ -224,6 +227,12 @@ def replay(task: Task, submission: Path, trial_dir: Path, *, timeout: float | No
         shutil.copy2(tp.stdout_log, ev_stage / "replay" / "stdout.log")
         shutil.copy2(tp.stderr_log, ev_stage / "replay" / "stderr.log")
         manifest_digest, _ = freeze(ev_stage, tp.evidence)
+        if result.record is not None:
+            rec = receipts.build(result.record, workdir=WORKDIR, work=work, env_dir=env["dir"])
+        else:
+            rec = receipts.unavailable(result.record_unavailable or "nothing was run")
+        receipts_text = rec.model_dump_json(indent=1)
+        atomic_write_text(tp.receipts, receipts_text)
 
         prov = Provenance(
             task=task.id,
@@ -259,6 +268,8 @@ def replay(task: Task, submission: Path, trial_dir: Path, *, timeout: float | No
             cores=result.cores,
             logs={"stdout": "replay/stdout.log", "stderr": "replay/stderr.log"},
             evidence_manifest_digest=manifest_digest,
+            receipts_digest=sha256_bytes(receipts_text.encode()),
+            receipts_complete=rec.complete,
         )
         atomic_write_json(tp.provenance, prov.model_dump())
         return prov

@@ -60,6 +60,7 @@ class SandboxSpec:
     # other sandboxes of the same user may be running (a session's snapshot beside its agent): kill only
     # this sandbox's own processes afterwards, never every process of the uid
     shared_uid: bool = False
+    record: bool = False  # record what runs (sandbox.recorder): the replay's execution receipts
 
 
 @dataclass
@@ -78,6 +79,8 @@ class SandboxResult:
     peak_memory_mb: float | None = None  # resident peak, where a cgroup measured it
     oom_killed: bool = False
     mechanisms: dict[str, str] = field(default_factory=dict)  # which mechanism enforced each limit
+    record: object | None = None  # with spec.record: the recorder's RawRecord (sandbox.recorder)
+    record_unavailable: str | None = None  # with spec.record: why nothing could be recorded
 
 
 def chown_tree(path: Path, uid: int) -> None:

@@ -39,6 +39,8 @@ from ..errors import WorkbenchError
 from .base import Limits, SandboxResult, SandboxSetupError, SandboxSpec, chown_tree
 from .cgroups import Cgroup
 from .cpus import reserve_cpus
+from .recorder import Recorder
+from .recorder import available as recorder_available
 from .watch import MB, DiskWatch, drain
 
 log = logging.getLogger(__name__)
@@ -248,6 +250,18 @@ class BwrapSandbox:
         log.debug("sandbox command: %s %s", cmd, args)
         watch = DiskWatch([m.source for m in spec.mounts if m.writable], lim.max_storage_mb, lim.max_files,
                           volumes=[m.volume for m in spec.mounts if m.writable and m.volume is not None])
+        recorder, unrecorded = None, None
+        if spec.record:
+            ok, unrecorded = recorder_available()
+            volume = next((m.volume for m in spec.mounts
+                           if m.writable and getattr(m.volume, "kind", "") == "ext4-loop"), None)
+            if ok and self.as_root:
+                try:
+                    recorder = Recorder(self.uid, volume.root if volume else None).__enter__()
+                except OSError as exc:
+                    recorder, unrecorded = None, f"the recorder did not start: {exc}"
+            elif ok:
+                unrecorded = "needs root"
         start = time.monotonic()
         timed_out, exceeded = False, None
         try:
@@ -258,6 +272,10 @@ class BwrapSandbox:
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
                                     pass_fds=(started_w, args_r), env=LAUNCH_ENV,
                                     preexec_fn=cg.join if cg is not None else None)
+        except BaseException:
+            if recorder is not None:
+                recorder.__exit__()
+            raise
         finally:
             os.close(started_w)
             os.close(args_r)
@@ -298,6 +316,8 @@ class BwrapSandbox:
         except BaseException:
             _killpg(proc.pid)
             proc.wait()
+            if recorder is not None:
+                recorder.__exit__()
             raise
         finally:
             leftovers = ((cg.kill() if cg is not None else 0)
@@ -305,6 +325,8 @@ class BwrapSandbox:
             for t in drains:  # the pipes close once every process holding them is gone
                 t.join(timeout=KILL_GRACE_SEC * 5)
         wall = time.monotonic() - start
+        if recorder is not None:
+            recorder.__exit__()
         usage = cg.usage() if cg is not None else {}
         oom = bool(usage.get("oom_kills"))
         limit = "storage" if exceeded and exceeded.startswith("storage") else "files" if exceeded else None
@@ -333,6 +355,8 @@ class BwrapSandbox:
             peak_memory_mb=usage.get("peak_memory_mb"),
             oom_killed=oom,
             mechanisms=mechanisms,
+            record=recorder.record if recorder is not None else None,
+            record_unavailable=None if recorder is not None or not spec.record else unrecorded,
         )
 
 

@@ -13,6 +13,7 @@ the fingerprint is unchanged; otherwise every leaf is re-scored.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from datetime import UTC, datetime
@@ -22,7 +23,7 @@ from typing import Any
 from .. import __version__
 from ..errors import WorkbenchError
 from ..evidence import Evidence, ensure_intact, read_manifest
-from ..io import atomic_write_json, digest_of, read_json
+from ..io import atomic_write_json, digest_of, read_json, sha256_bytes
 from ..paths import TrialPaths, run_of
 from ..reader import Reader
 from ..rubric import Leaf
@@ -127,6 +128,16 @@ def refinalize(trial_dir: Path | str, store=None) -> Scores:
 
 # --- scoring ---------------------------------------------------------------------------------------
 
+def load_receipts(tp: TrialPaths, prov: dict) -> dict | None:
+    """The replay's receipts, refused like tampered evidence when they differ from the provenance's digest."""
+    if not tp.receipts.is_file():
+        return None
+    data = tp.receipts.read_bytes()
+    if prov.get("receipts_digest") and sha256_bytes(data) != prov["receipts_digest"]:
+        raise WorkbenchError(f"{tp.receipts} differs from the digest the replay recorded; refusing to score")
+    return json.loads(data)
+
+
 def check_outcomes(leaves: list[Leaf], ev: Evidence, host_checks: dict, reader: Reader, has_checks_py: bool
                    ) -> dict[str, dict]:
     """The check outcome of every deterministic leaf: in the confined reader, all in one sandbox (checks that
@@ -178,7 +189,8 @@ def score_trial(task: Task, trial_dir: Path | str, *, judge: JudgeSettings | Non
     mode = mode_of(task.scoring)
     extra, block = mode.prepare(task, tp.evidence, ev)  # checks that read the mode's result, not evidence
     reader = Reader(tp.evidence, prov, memory_mb=task.config.environment.memory_mb,
-                    timeout_sec=task.config.verifier.timeout_sec, tests=task.paths.tests)
+                    timeout_sec=task.config.verifier.timeout_sec, tests=task.paths.tests,
+                    receipts=load_receipts(tp, prov))
     todo = [lf for lf in leaves if not (kept and lf.id not in only_leaves and lf.id in kept)]
     outcomes = check_outcomes(todo, ev, extra, reader, task.paths.checks_py.is_file())
     machine = []
