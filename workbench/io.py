@@ -143,14 +143,16 @@ class Copied:
 
 
 def copy_tree(src: Path, dst: Path, *, skip_top: Iterable[str] = (), dirs_exist_ok: bool = False,
-              keep_links: bool = True) -> Copied:
+              keep_links: bool = True, skip: Iterable[str] = ()) -> Copied:
     """Copy an untrusted tree: directories and regular files, symlinks as links (never followed; with
     ``keep_links=False`` not made at all, only listed with their targets), special files refused, and a file
     hard-linked to something outside the tree skipped (copying it as root would copy, say, a private host
     file the link points at). Directory modes are applied last, so a read-only directory in the source
     cannot stop the copy."""
     src, dst = Path(src), Path(dst)
-    entries = list(walk := Walk(src, skip_top=skip_top))
+    left_out = set(skip)
+    walk = Walk(src, skip_top=skip_top)
+    entries = [e for e in walk if e.rel not in left_out]
     inside: dict[tuple[int, int], int] = {}
     for e in entries:
         if e.is_file and e.st.st_nlink > 1:

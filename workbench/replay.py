@@ -12,6 +12,7 @@ the provenance but is not evidence. The workbench, never the submission, writes
 from __future__ import annotations
 
 import errno
+import json
 import logging
 import os
 import shutil
@@ -67,6 +68,7 @@ class Provenance(BaseModel):
     oom_killed: bool = False
     limit_mechanisms: dict[str, str] = Field(default_factory=dict)  # what enforced each limit (cgroup, rlimit, ...)
     hard_links_skipped: list[str] = Field(default_factory=list)  # submission files linked to outside files
+    quarantined: list[str] = Field(default_factory=list)  # delivered files that are not sources: removed first
     # entries that are not frozen: special files, trees nested too deep or with too long paths ("path: why")
     refused_entries: list[str] = Field(default_factory=list)
     log_bytes_dropped: dict[str, int] = Field(default_factory=dict)  # output beyond the log cap
@@ -90,12 +92,42 @@ def _count_files(p: Path) -> int:
     return sum(1 for e in Walk(p) if not e.is_dir)
 
 
-def _stage_evidence(delivered: Path, work: Path, outputs: list[str], dest: Path) -> list[str]:
+SOURCE_SUFFIXES = frozenset(
+    ".py .sh .bash .jl .r .m .c .cc .cpp .cxx .h .hpp .f .f90 .f95 .for .rs .go .js .ts .java .scala .pl .lua "
+    ".ipynb .toml .yaml .yml .json .ini .cfg .conf .in .ctl .txt .md .rst .mk .cmake .patch".split())
+SOURCE_NAMES = frozenset({"Makefile", "makefile", "Dockerfile", "LICENSE", "README", "CMakeLists.txt"})
+MAX_SOURCE_BYTES = 1 << 20  # a larger "source" is data
+
+
+def is_source(rel: str, size: int, declared: list[str] | None) -> bool:
+    """Whether a delivered file may take part in the replay: what the task declares (``[replay] sources``,
+    globs), else code and config files up to 1 MB. Everything else (data, caches, binaries, archives) is
+    removed before the replay: results must be regenerated, not shipped under another name."""
+    import fnmatch
+
+    if declared is not None:
+        return any(fnmatch.fnmatchcase(rel, g) for g in declared)
+    name = rel.rsplit("/", 1)[-1]
+    return size <= MAX_SOURCE_BYTES and (name in SOURCE_NAMES or Path(name).suffix.lower() in SOURCE_SUFFIXES)
+
+
+def quarantine(work: Path, outputs: list[str], declared: list[str] | None) -> list[str]:
+    """Remove what is not a source from the staged package; returns the removed paths (for the provenance)."""
+    out = []
+    for e in list(Walk(work, skip_top=outputs)):
+        if not e.is_dir and not (e.is_file and is_source(e.rel, e.st.st_size, declared)) and not e.is_link:
+            os.unlink(e.path)
+            out.append(e.rel)
+    return out
+
+
+def _stage_evidence(delivered: Path, work: Path, outputs: list[str], dest: Path,
+                    skip: set[str] = frozenset()) -> list[str]:
     """Sources as delivered (never the replay's copy) plus the output roots the replay regenerated;
     returns what was refused (special files, trees nested too deep), relative to the submission."""
     refused: list[str] = []
     if delivered.is_dir():
-        refused += copy_tree(delivered, dest, skip_top=outputs).refused
+        refused += copy_tree(delivered, dest, skip_top=outputs, skip=skip).refused
     else:
         dest.mkdir()
     for root in outputs:
@@ -179,6 +211,7 @@ def replay(task: Task, submission: Path, trial_dir: Path, *, timeout: float | No
                 removed[root] = _count_files(p)
                 remove_tree(p)
             p.mkdir()
+        quarantined = quarantine(work, outputs, task.config.replay.sources)
         before = tree_hashes(work, exclude_top=outputs)
         box.prepare(staging)
 
@@ -222,7 +255,7 @@ def replay(task: Task, submission: Path, trial_dir: Path, *, timeout: float | No
         ev_stage = staging / "evidence"
         ev_stage.mkdir()
         refused += _stage_evidence(submission, work, [] if flood else outputs,
-                                   ev_stage / "submission")
+                                   ev_stage / "submission", skip=set(quarantined))
         (ev_stage / "replay").mkdir()
         shutil.copy2(tp.stdout_log, ev_stage / "replay" / "stdout.log")
         shutil.copy2(tp.stderr_log, ev_stage / "replay" / "stderr.log")
@@ -231,7 +264,7 @@ def replay(task: Task, submission: Path, trial_dir: Path, *, timeout: float | No
             rec = receipts.build(result.record, workdir=WORKDIR, work=work, env_dir=env["dir"])
         else:
             rec = receipts.unavailable(result.record_unavailable or "nothing was run")
-        receipts_text = rec.model_dump_json(indent=1)
+        receipts_text = json.dumps(rec.model_dump(), indent=1)  # ASCII: names that are not UTF-8 survive
         atomic_write_text(tp.receipts, receipts_text)
 
         prov = Provenance(
@@ -262,6 +295,7 @@ def replay(task: Task, submission: Path, trial_dir: Path, *, timeout: float | No
             oom_killed=result.oom_killed,
             limit_mechanisms={**result.mechanisms, "storage": volume.describe()["kind"]},
             hard_links_skipped=skipped_links,
+            quarantined=sorted(quarantined)[:1000],
             refused_entries=sorted(set(refused))[:1000],
             log_bytes_dropped=result.log_bytes_dropped,
             queued_sec=result.queued_sec,

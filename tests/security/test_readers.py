@@ -81,7 +81,7 @@ BOMB_RUBRIC = {"id": "r", "sub_tasks": [
 
 @pytest.fixture
 def bombed(tmp_path):
-    task = hostile_task(tmp_path / "task")
+    task = hostile_task(tmp_path / "task", sources='["**"]')  # the bomb is shipped as data: let it through
     (task.paths.tests / "rubric.json").write_text(json.dumps(BOMB_RUBRIC))
     task = load_task(task.root)
     sub = write_files(tmp_path / "sub", {"reproduce.sh": "mkdir -p results\ncp data/bomb.bin results/arrays.npz\n"})

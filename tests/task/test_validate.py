@@ -27,12 +27,23 @@ RUBRIC = {"id": "r", "sub_tasks": [
 ]}
 
 
-def _calibrated(tmp_path, partial=PARTIAL, invalid=INVALID):
+CHEATS = {"cheat-nothing": "exit 0\n", "cheat-crash": "exit 1\n",
+          "cheat-wrong": "mkdir -p results\necho '{\"value\": 7}' > results/value.json\nexit 1\n"}
+
+
+def _calibrated(tmp_path, partial=PARTIAL, invalid=INVALID, cheats=None):
     root = write_task(tmp_path / "task", rubric=RUBRIC)
-    for name, script in (("partial", partial), ("invalid", invalid)):
+    for name, script in (("partial", partial), ("invalid", invalid), *(CHEATS if cheats is None else cheats).items()):
         (root / "calibration" / name).mkdir(parents=True)
         (root / "calibration" / name / "reproduce.sh").write_text(script)
     return load_task(root)
+
+
+def test_a_task_needs_three_cheats_and_each_must_stay_below_0_3(tmp_path):
+    typed_in = "mkdir -p results\necho '{\"value\": 42}' > results/value.json\necho ok > results/log.txt\n"
+    rec = validate_task(_calibrated(tmp_path / "a", cheats={"cheat-typed-in": typed_in}), install=False, write=False)
+    check = next(c for c in rec.checks if c.name.startswith("cheats < 0.3"))
+    assert not check.passed and "1 of the 3 required" in check.detail and "R_upper = 1.0000" in check.detail
 
 
 def test_a_well_calibrated_task_validates_and_records_it(tmp_path):
@@ -45,7 +56,8 @@ def test_a_well_calibrated_task_validates_and_records_it(tmp_path):
             rec.runs["nop"]["R"]) == pytest.approx((1.0, 0.75, 0.25, 0.0))
     on_disk = json.loads((task.paths.tests / "validation.json").read_text())
     assert on_disk["passed"] and on_disk["content_hash"] == task.content_hash()
-    assert set(on_disk["runs"]) == {"oracle-1", "oracle-2", "nop", "calibration/partial", "calibration/invalid"}
+    assert set(on_disk["runs"]) == {"oracle-1", "oracle-2", "nop", "calibration/partial", "calibration/invalid",
+                                    *(f"calibration/{n}" for n in CHEATS)}
 
 
 def test_validation_fails_when_calibration_is_out_of_order(tmp_path):

@@ -26,9 +26,10 @@ from ..errors import WorkbenchError
 from ..evidence import Evidence
 from ..task import Task
 from ..task.model import Feedback
+from .evaluator import run_evaluator
 from .qa import evaluate as qa_evaluate
 from .results import LeafScore
-from .sota import EvaluationRejected, EvaluatorFailed, evaluate, instance_checks, run_evaluator
+from .sota import EvaluationRejected, EvaluatorFailed, evaluate, instance_checks
 
 FEEDBACK: tuple[str, ...] = get_args(Feedback)  # what a scoring service answer can hold
 

@@ -34,6 +34,7 @@ from .judge import JudgeSettings
 from .leaves import host_check, leaf_evidence_digest, score_leaf
 from .modes import mode_of
 from .qa import oeq_summary
+from .recompute import run_recompute
 from .results import LeafScore, Scores, outcome_fields
 
 log = logging.getLogger(__name__)
@@ -138,16 +139,19 @@ def load_receipts(tp: TrialPaths, prov: dict) -> dict | None:
     return json.loads(data)
 
 
-def check_outcomes(leaves: list[Leaf], ev: Evidence, host_checks: dict, reader: Reader, has_checks_py: bool
-                   ) -> dict[str, dict]:
-    """The check outcome of every deterministic leaf: in the confined reader, all in one sandbox (checks that
-    read only the scoring mode's own result, such as ``sota:<instance>``, here)."""
+def check_outcomes(leaves: list[Leaf], ev: Evidence, host_checks: dict, reader: Reader, has_checks_py: bool,
+                   task: Task | None = None) -> dict[str, dict]:
+    """The check outcome of every deterministic leaf: in the confined reader, all in one sandbox; a spot
+    recomputation in the task's environment, confined too (:mod:`.recompute`); checks that read only the
+    scoring mode's own result, such as ``sota:<instance>``, here."""
     det = [lf for lf in leaves if lf.node.scoring_method == "deterministic"]
-    here = [lf for lf in det if (lf.node.check or {}).get("kind") == "task"
-            and (lf.node.check or {}).get("name") in host_checks]
-    confined = [(lf.id, lf.node.check or {}) for lf in det if lf not in here]
+    kind = {lf.id: (lf.node.check or {}).get("kind") for lf in det}
+    here = [lf for lf in det if kind[lf.id] == "task" and (lf.node.check or {}).get("name") in host_checks]
+    again = [lf for lf in det if kind[lf.id] == "recompute"]
+    confined = [(lf.id, lf.node.check or {}) for lf in det if lf not in here and lf not in again]
     out = reader.checks(confined, task_checks=has_checks_py) if confined else {}
     out.update({lf.id: host_check(lf, ev, host_checks) for lf in here})
+    out.update({lf.id: run_recompute(task, ev.root, lf.node.check or {}) for lf in again})
     return out
 
 
@@ -192,7 +196,7 @@ def score_trial(task: Task, trial_dir: Path | str, *, judge: JudgeSettings | Non
                     timeout_sec=task.config.verifier.timeout_sec, tests=task.paths.tests,
                     receipts=load_receipts(tp, prov))
     todo = [lf for lf in leaves if not (kept and lf.id not in only_leaves and lf.id in kept)]
-    outcomes = check_outcomes(todo, ev, extra, reader, task.paths.checks_py.is_file())
+    outcomes = check_outcomes(todo, ev, extra, reader, task.paths.checks_py.is_file(), task=task)
     machine = []
     for lf in leaves:
         if lf not in todo:

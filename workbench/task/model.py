@@ -71,6 +71,9 @@ class ReplaySection(BaseModel):
     max_storage_mb: PositiveInt = 4096  # used when [environment] storage_mb is not set
     max_files: PositiveInt = 100_000
     max_log_mb: PositiveInt = 64
+    # what of the delivered package survives into the replay as a source: globs (relative to the package);
+    # unset, the default rule keeps code and small config files only (see workbench.replay.is_source)
+    sources: list[str] | None = None
 
     @field_validator("outputs")
     @classmethod

@@ -3,8 +3,9 @@
 Validation replays the reference solution twice, the starter (nop) and every calibration submission in
 clean sandboxes, scores them, and checks: oracle R > 0.9; nop R = 0; each partial strictly between
 the best invalid and the oracle; each invalid < 0.3 even with every leaf still pending review counted as
-passed (its R_upper: an invalid submission must fail on what the machine decided); the two reference
-replays agree (identical
+passed (its R_upper: an invalid submission must fail on what the machine decided); at least three cheats
+(``calibration/cheat-*``: fabricated outputs in the right formats, a cheap run relabelled, cached outputs,
+label copies, shotgun answers) each < 0.3 the same way; the two reference replays agree (identical
 evidence, or within the tolerances tests/determinism.toml declares) and score identically; the
 reference replay fits the time budget. The record goes to tests/validation.json.
 """
@@ -33,6 +34,7 @@ log = logging.getLogger(__name__)
 
 MAX_REFERENCE_SEC = 180.0
 INVALID_MAX = 0.3
+MIN_CHEATS = 3  # different kinds: fabricated outputs, a cheap run relabelled, cached outputs, label copies...
 
 
 def load_determinism(task: Task) -> Determinism:
@@ -46,7 +48,7 @@ def load_reviews(task: Task) -> ReviewLog:
 
 
 def calibration_submissions(task: Task) -> dict[str, Path]:
-    """calibration/<kind>[-name]/ directories holding a reproduce.sh: kind is partial or invalid."""
+    """calibration/<kind>[-name]/ directories holding a reproduce.sh: kind is partial, invalid or cheat."""
     root = task.paths.calibration
     if not root.is_dir():
         return {}
@@ -163,6 +165,7 @@ def validate_task(task: Task, *, workdir: Path | None = None, install: bool = Tr
     o1, o2, nop = runs["oracle-1"], runs["oracle-2"], runs["nop"]
     invalid = {n: r["R"] for n, r in runs.items() if _kind(n) == "invalid"}
     invalid_upper = {n: r["R_upper"] for n, r in runs.items() if _kind(n) == "invalid"}
+    cheats = {n: r["R_upper"] for n, r in runs.items() if _kind(n) == "cheat"}
     partial = {n: r["R"] for n, r in runs.items() if _kind(n) == "partial"}
     ref_sec = max(o1["replay_wall_sec"], o2["replay_wall_sec"])
     best_invalid = max(invalid.values())
@@ -174,6 +177,10 @@ def validate_task(task: Task, *, workdir: Path | None = None, install: bool = Tr
                     passed=all(r < INVALID_MAX for r in invalid_upper.values()),
                     detail=", ".join(f"{n} R_upper = {r:.4f} (R = {invalid[n]:.4f})"
                                      for n, r in invalid_upper.items())),
+        CheckResult(name=f"cheats < 0.3 (at least {MIN_CHEATS}, pending leaves passed)",
+                    passed=len(cheats) >= MIN_CHEATS and all(r < INVALID_MAX for r in cheats.values()),
+                    detail=(", ".join(f"{n} R_upper = {r:.4f}" for n, r in cheats.items()) or "no cheats")
+                    + ("" if len(cheats) >= MIN_CHEATS else f"; {len(cheats)} of the {MIN_CHEATS} required")),
         CheckResult(name="invalid < partial < oracle",
                     passed=all(best_invalid < r < min(o1["R"], o2["R"]) for r in partial.values()),
                     detail=", ".join(f"{n} R = {r:.4f}" for n, r in partial.items())
