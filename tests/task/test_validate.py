@@ -39,11 +39,11 @@ def _calibrated(tmp_path, partial=PARTIAL, invalid=INVALID, cheats=None):
     return load_task(root)
 
 
-def test_a_task_needs_three_cheats_and_each_must_stay_below_0_3(tmp_path):
+def test_every_cheat_must_stay_below_0_3(tmp_path):
     typed_in = "mkdir -p results\necho '{\"value\": 42}' > results/value.json\necho ok > results/log.txt\n"
     rec = validate_task(_calibrated(tmp_path / "a", cheats={"cheat-typed-in": typed_in}), install=False, write=False)
     check = next(c for c in rec.checks if c.name.startswith("cheats < 0.3"))
-    assert not check.passed and "1 of the 3 required" in check.detail and "R_upper = 1.0000" in check.detail
+    assert not check.passed and "R_upper = 1.0000" in check.detail
 
 
 def test_a_well_calibrated_task_validates_and_records_it(tmp_path):
