@@ -182,3 +182,24 @@ def test_no_variant_of_the_delimiter_survives_in_evidence(delimiter):
     head = framed.split("\n", 1)[0]
     assert head.count('"') == 4 and "untrusted=\"true\"" in head  # the file name cannot add attributes
 
+
+
+def test_a_cache_shipped_as_data_never_reaches_the_replay(attack):
+    out = attack("mkdir -p results\ncp src/cache/value.npy results/value.json 2>/dev/null\n"
+                 "cp src/cache/log.dat results/log.txt 2>/dev/null\nexit 0\n",
+                 files={"src/cache/value.npy": '{"value": 42}', "src/cache/log.dat": "converged\n",
+                        "src/model.py": "print(42)\n"})
+    assert out.prov.quarantined == ["src/cache/log.dat", "src/cache/value.npy"]  # data, not sources: removed
+    assert not list((out.trial / "evidence" / "submission" / "src").rglob("*.npy"))
+    assert (out.trial / "evidence" / "submission" / "src" / "model.py").is_file()  # code stays
+    assert {lf.id: lf.status for lf in out.scores.leaves}["v1"] == "missing_evidence"
+
+
+def test_tampered_receipts_are_refused(attack, task):
+    out = attack(GOOD)
+    receipts = out.trial / "replay" / "receipts.json"
+    data = json.loads(receipts.read_text())
+    data["processes"].append({"pid": 1, "ppid": 0, "program": "/usr/bin/pw.x", "origin": "system", "cpu_sec": 99})
+    receipts.write_text(json.dumps(data))
+    with pytest.raises(WorkbenchError, match="receipts.json differs from the digest"):
+        score_trial(task, out.trial)
