@@ -4,7 +4,8 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 DEMO_TASK := tasks/h2-pes
 SUDO   := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
-APT_PACKAGES := bubblewrap util-linux python3-venv
+# bubblewrap: the sandbox; e2fsprogs: its sized volumes; bpftrace: the execution receipts
+APT_PACKAGES := bubblewrap util-linux python3-venv e2fsprogs bpftrace
 # only the tests need these: a real browser for the review app, a real PostgreSQL for the shared store
 TEST_APT_PACKAGES := chromium postgresql
 
@@ -14,7 +15,8 @@ install: system $(BIN)/workbench
 
 # Debian packages: bubblewrap for the sandbox, python3-venv for task environments.
 system:
-	@if ! command -v bwrap >/dev/null || ! /usr/bin/python3 -c 'import ensurepip' 2>/dev/null; then \
+	@if ! command -v bwrap >/dev/null || ! command -v bpftrace >/dev/null || ! command -v mkfs.ext4 >/dev/null \
+	    || ! /usr/bin/python3 -c 'import ensurepip' 2>/dev/null; then \
 	  $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $(APT_PACKAGES); \
 	fi
