@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, write_task
+from tests.conftest import REPO, required_tool_missing, write_task
 from workbench.replay import replay
 from workbench.sandbox import BwrapSandbox, Limits, Mount, SandboxSetupError, SandboxSpec, cgroups
 from workbench.task import load_task
@@ -272,9 +272,10 @@ PY
 """
 
 
-@pytest.mark.skipif(cgroups.version() is None, reason="needs writable cgroups")
 def test_a_64_thread_program_runs_under_a_200_mb_memory_cgroup_where_rlimit_as_kills_it(tmp_path, submission,
                                                                                          monkeypatch):
+    if cgroups.version() is None:
+        required_tool_missing("writable cgroups (root)")
     task = _task(tmp_path / "a", memory_mb=200)
     prov, trial = _replay(task, submission({"reproduce.sh": THREADS}), tmp_path / "a")
     assert _out(trial, "threads.txt").strip() == "64 threads ran" and prov.status == "succeeded"

@@ -11,7 +11,7 @@ import shutil
 
 import pytest
 
-from tests.conftest import DEMO, write_files, write_task
+from tests.conftest import DEMO, required_tool_missing, write_files, write_task
 from workbench.replay import replay
 from workbench.scoring import score_trial
 from workbench.task import load_task
@@ -63,6 +63,11 @@ RUBRIC = {"id": "r", "sub_tasks": [
 @pytest.fixture(scope="module")
 def pyscf_task(tmp_path_factory, demo_task):
     """A task with the demo's PySCF environment (the same environment files, so the same installed env)."""
+    from workbench.sandbox.recorder import available
+
+    ok, why = available()
+    if not ok:
+        required_tool_missing(f"the execution recorder ({why})")
     root = write_task(tmp_path_factory.mktemp("receipts") / "task", rubric=RUBRIC)
     for p in (DEMO / "environment").iterdir():
         if p.name not in ("paper", "starter_submission", "Dockerfile"):

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import required_tool_missing
 from workbench.sandbox import cgroups
 
 pytestmark = pytest.mark.attack
@@ -15,8 +16,9 @@ HAS_CGROUPS = cgroups.version() is not None
 HAS_VOLUMES = shutil.which("mkfs.ext4") is not None
 
 
-@pytest.mark.skipif(not HAS_VOLUMES, reason="needs root and loop devices for sized volumes")
 def test_unlinked_but_open_files_cannot_pass_the_storage_limit(attack):
+    if not HAS_VOLUMES:
+        required_tool_missing("mkfs.ext4 (sized volumes)")
     # eight files, opened, unlinked, then filled (12 MB each, under the 16 MB file limit): no walk of the
     # tree ever sees them
     script = """mkdir -p results
@@ -41,8 +43,9 @@ PY
     assert out.prov.limit_mechanisms["storage"] == "ext4-loop"
 
 
-@pytest.mark.skipif(not HAS_CGROUPS, reason="needs writable cgroups")
 def test_widening_the_cpu_pinning_from_inside(attack):
+    if not HAS_CGROUPS:
+        required_tool_missing("writable cgroups (root)")
     out = attack("mkdir -p results\ntaskset -c -p 0-63 $$ > /dev/null 2>&1\n"
                  "grep Cpus_allowed_list /proc/self/status | cut -f2 > results/cpus.txt\n"
                  "python3 -c 'import os; os.sched_setaffinity(0, range(64)); print(sorted(os.sched_getaffinity(0)))'"
