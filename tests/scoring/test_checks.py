@@ -36,7 +36,8 @@ def check(ev, **spec):
 
 def test_registry_has_the_documented_kinds():
     assert set(CHECK_KINDS) == {"file_exists", "json_value", "csv_value", "array_shape", "monotone",
-                                "log_pattern", "replay_succeeded", "mcq", "facts"}
+                                "log_pattern", "replay_succeeded", "mcq", "facts", "ran", "loaded", "written_by",
+                                "cpu_seconds", "distinct", "recompute"}
 
 
 def test_file_exists(ev):
