@@ -1,7 +1,10 @@
 """Task-specific deterministic checks for h2-pes (PRIVATE: run by the scorer, never by the agent).
 
 The headline checks refit Re and De from the raw potential-curve arrays the replay regenerated, so a
-summary that merely repeats the paper's numbers earns nothing for them.
+summary that merely repeats the paper's numbers earns nothing for them. Whether those arrays came from
+PySCF at all is decided elsewhere: the receipt gate (the curve files written by a process that loaded
+PySCF), ``cpu_for_claimed_work`` below (that process spent the CPU the declared curves cost) and the spot
+recomputation of tests/recompute.py (PySCF re-run at some of the submitted points).
 """
 
 from __future__ import annotations
@@ -12,10 +15,15 @@ import numpy as np
 
 from workbench.evidence import MissingEvidence
 from workbench.scoring import CheckOutcome, task_check
+from workbench.scoring.receipt_checks import receipts_of
 
 HARTREE_TO_CM1 = 219474.6313705
 FAMILY = re.compile(r"^(aug-)?cc-pv([dtq56])z$")
 CARDINAL = {"d": 2, "t": 3, "q": 4, "5": 5, "6": 6}
+# CPU seconds of one RHF + CCSD point of H2 on one core, measured on the reference machine (rounded down;
+# see TOLERANCES.md); a 6Z basis is priced like 5Z.
+POINT_CPU_SEC = {(2, False): 0.08, (3, False): 0.15, (4, False): 0.8, (5, False): 7.0, (6, False): 7.0,
+                 (2, True): 0.1, (3, True): 0.45, (4, True): 3.5, (5, True): 15.0, (6, True): 15.0}
 
 
 def _result(ok: bool, text: str, refs: list[str]) -> CheckOutcome:
@@ -166,6 +174,7 @@ def pes_grid(ev, r_min: float = 1.30, r_max: float = 1.50, min_points: int = 9) 
 
 @task_check
 def scf_converged(ev) -> CheckOutcome:
+    """Every point of every curve flags convergence; a curve without points has nothing converged."""
     files = _pes_files(ev)
     bad = []
     for f in files:
@@ -173,7 +182,9 @@ def scf_converged(ev) -> CheckOutcome:
         if "scf_converged" not in df.columns:
             raise MissingEvidence(f"{f}:scf_converged", "column not found")
         flags = df["scf_converged"].astype(str).str.strip().str.lower()
-        if not flags.isin(["true", "1", "yes"]).all():
+        if len(flags) == 0:
+            bad.append(f"{f} (no points)")
+        elif not flags.isin(["true", "1", "yes"]).all():
             bad.append(f)
     return _result(not bad, f"unconverged points in {bad}" if bad else "all points converged", files)
 
@@ -211,6 +222,38 @@ def summary_matches_raw(ev, re_tol: float = 0.001, de_rel_tol: float = 0.002) ->
 @task_check
 def variational_bound(ev, e_exact: float = -1.1744757, slack: float = 1e-6) -> CheckOutcome:
     files = _pes_files(ev)
-    lowest = min(float(np.min(_curve(ev, f)[1])) for f in files)
-    ok = lowest >= e_exact - slack
+    curves = {f: _curve(ev, f)[1] for f in files}
+    empty = sorted(f for f, e in curves.items() if len(e) == 0)
+    if empty:
+        return _result(False, f"curve(s) without points: {empty}", files)
+    lowest = min(float(np.min(e)) for e in curves.values())
+    ok = bool(np.isfinite(lowest)) and lowest >= e_exact - slack
     return _result(ok, f"lowest energy {lowest:.7f} Eh {'>=' if ok else '<'} exact {e_exact} Eh", files)
+
+
+@task_check
+def cpu_for_claimed_work(ev, package: str = "pyscf", fraction: float = 0.3,
+                         overhead_sec: float = 1.0) -> CheckOutcome:
+    """The processes that loaded PySCF spent at least ``overhead_sec`` (importing PySCF, NumPy and SciPy
+    costs about that) plus ``fraction`` of the CPU time the declared curves cost.
+
+    The claim is read from the raw curves themselves (points per correlation-consistent basis, priced
+    by :data:`POINT_CPU_SEC`), the work from the replay's receipts: curves copied out of a cache by a
+    process that imported PySCF for a token STO-3G run do not have the CPU behind them."""
+    bases = {}
+    for f in _pes_files(ev):
+        name = f.rsplit("/pes_", 1)[1][: -len(".csv")].lower()
+        m = FAMILY.match(name)
+        if m:
+            bases[name] = (CARDINAL[m.group(2)], bool(m.group(1)), len(_curve(ev, f)[0]))
+    claimed = sum(n * POINT_CPU_SEC[(card, aug)] for card, aug, n in bases.values())
+    procs = receipts_of(ev).loaders_of(package)
+    cpu = sum(p.cpu_sec for p in procs)
+    need = overhead_sec + fraction * claimed
+    ok = bool(bases) and claimed > 0 and cpu >= need
+    detail = ", ".join(f"{b}: {n} points" for b, (_, _, n) in sorted(bases.items())) or "no cc-pVXZ curve"
+    # a pass does not quote the measured CPU time, so two replays of the same work score identically
+    used = f"at least the {need:.2f} CPU s needed" if ok else f"{cpu:.2f} CPU s, less than the {need:.2f} needed"
+    return _result(ok, f"processes that loaded {package} used {used}: the declared curves ({detail}) cost about "
+                       f"{claimed:.1f} CPU s ({overhead_sec:g} s of imports + {fraction:g} of that needed)",
+                   ["replay/receipts.json", *ev.glob("results/pes_*.csv")])
