@@ -62,6 +62,7 @@ def main() -> None:
         gamma[name] = np.abs(net.s[:, 0, 0])
     bw = {name: measured_bandwidth(freq.f, g) for name, g in gamma.items()}
     design = {"N": N, "Z0_ohm": Z0, "ZL_ohm": ZL, "f0_Hz": F0, "gamma_m": GM, "sections_ohm": sections,
+              "single_ohm": math.sqrt(Z0 * ZL),
               "design": "binomial, logarithmic approximation", "bandwidth_formula": bandwidth_formula(),
               "bandwidth_binomial": bw["binomial"], "bandwidth_single": bw["single"]}
     (OUT / "design.json").write_text(json.dumps(design, indent=2))
