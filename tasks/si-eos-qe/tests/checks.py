@@ -1,7 +1,14 @@
 """Task checks for si-eos-qe (PRIVATE). Everything is read from the raw pw.x outputs: the functional,
 the structure, the cutoff and k-point count of each run, its energy and convergence. The scorer refits
 the equation of state from those energies, and the validation group is gated on the EOS having been
-computed in LDA, for diamond Si, at converged settings."""
+computed in LDA, for diamond Si, at converged settings.
+
+The outputs are only worth reading when pw.x wrote them: the root gate ``pw_outputs_by_pwx`` asks the
+replay's execution receipts that every ``results/scf/*.out`` was left, as frozen, by a pw.x process of the
+replay (or the MPI daemon that pw.x started for itself), a different process per file, that spent real
+CPU time on it (at least half the CPU time the output itself reports), and that each file holds exactly
+one complete PWSCF run. A template, a cache, an edit or a copy fails it; so does fabricated text handed to
+a pw.x that is stopped before it computes."""
 
 from __future__ import annotations
 
@@ -9,12 +16,16 @@ import re
 
 import numpy as np
 
-from workbench.evidence import MissingEvidence
+from workbench.evidence import MissingEvidence, read_manifest
 from workbench.scoring import CheckOutcome, task_check
+from workbench.scoring.receipt_checks import receipts_of
 
 BOHR_TO_ANG = 0.529177
 RY_PER_BOHR3_TO_GPA = 14710.507848
 CONVERGED_ECUT, CONVERGED_NK = 24.0, 16  # 1 mRy/atom (measured); 16 irreducible points = 6x6x6 for fcc
+MIN_PWX_CPU = 0.03  # CPU s of the pw.x process behind each output; a real 10 Ry, 2x2x2 run takes 0.09 s
+GAMMA = r"k\(\s*1\) = \(\s*-?0\.0000000\s+-?0\.0000000\s+-?0\.0000000\), wk =\s*([\d.]+)"  # unshifted: 2/n^3
+BANNER = re.compile(r"^\s*Program PWSCF v\.\S+ starts on", re.M)
 
 
 def _result(ok: bool, text: str, refs: list[str]) -> CheckOutcome:
@@ -43,6 +54,7 @@ def runs(ev) -> list[dict]:
             "converged": "convergence has been achieved" in text,
             "done": "JOB DONE" in text,
             "version": (re.findall(r"Program PWSCF (v\.\S+)", text) or [None])[-1],
+            "gamma_weight": _num(GAMMA, text),
         })
     if not out:
         raise MissingEvidence("submission/results/scf/*.out", "no pw.x outputs")
@@ -121,36 +133,131 @@ def all_runs_finished(ev) -> CheckOutcome:
                    ["submission/results/scf/"])
 
 
-def _study(ev, path: str, key: str, column: str, min_points: int, tol_ry_atom: float):
+def _study(ev, path: str, column: str, min_points: int, tol_mry_atom: float, setting: str):
+    """A convergence table whose every row is a distinct pw.x run: the row's energy and setting are those of
+    one output (``setting``: the output's cutoff for the cutoff study; for the k study the meshes must give
+    strictly more irreducible points as they grow), all runs at one lattice constant and the other setting
+    fixed. Returns (problems, last change in mRy/atom, the value converged from)."""
     df = ev.read_csv(path)
     if column not in df.columns or "energy_Ry" not in df.columns:
         raise MissingEvidence(f"submission/{path}", f"needs {column} and energy_Ry")
-    energies = set(round(r["energy"], 6) for r in runs(ev) if r["energy"] is not None)
-    raw = all(round(e, 6) in energies for e in df["energy_Ry"])
-    df = df.sort_values(column)
-    e = df["energy_Ry"].to_numpy(float)
+    problems = []
+    values = [float(v) for v in df[column]]
+    if len(set(values)) != len(values):
+        problems.append(f"repeated {column} values {sorted(v for v in set(values) if values.count(v) > 1)}")
+    if len(set(values)) < min_points:
+        problems.append(f"{len(set(values))} distinct {column} values (need {min_points})")
+    all_runs = [r for r in runs(ev) if r["energy"] is not None]
+    used, matched = set(), []
+    for v, e in sorted(zip(values, df["energy_Ry"].astype(float), strict=True)):
+        cands = [r for r in all_runs if abs(r["energy"] - e) < 1e-6 and r["path"] not in used
+                 and (setting != "ecut" or r["ecut"] == v)]
+        if not cands:
+            problems.append(f"{column} {v:g}: no distinct pw.x output with energy {e}"
+                            + (f" at {v:g} Ry" if setting == "ecut" else ""))
+            continue
+        used.add(cands[0]["path"])
+        matched.append((v, e, cands[0]))
+    if matched:
+        if len({r["alat"] for _, _, r in matched}) > 1:
+            problems.append("the runs are not at one lattice constant")
+        other = "nk" if setting == "ecut" else "ecut"
+        if len({r[other] for _, _, r in matched}) > 1:
+            problems.append(f"the runs do not share one {'k-point set' if other == 'nk' else 'cutoff'}")
+        if setting == "k":
+            nks = [r["nk"] or 0 for _, _, r in matched]
+            if any(b <= a for a, b in zip(nks, nks[1:])):
+                problems.append(f"irreducible k-points {nks} do not grow with the mesh")
+            for v, _, r in matched:  # an unshifted n x n x n mesh gives Gamma the weight 2/n^3 (pw.x weights sum to 2)
+                if r["gamma_weight"]:
+                    n = (2 / r["gamma_weight"]) ** (1 / 3)
+                    if abs(n - v) > 0.02 * v:
+                        problems.append(f"kmesh {v:g}: its output's k-points are a {n:.0f}x{n:.0f}x{n:.0f} mesh")
+    e = np.array([e for _, e, _ in matched])
     change = abs(e[-1] - e[-2]) / 2 * 1000 if len(e) >= 2 else float("inf")  # mRy per atom
-    converged_at = next((v for v, ei in zip(df[column], e, strict=True) if abs(ei - e[-1]) / 2 * 1000 <= tol_ry_atom),
-                        None)
-    return df, raw, change, converged_at
+    converged_at = next((v for v, ei, _ in matched if abs(ei - e[-1]) / 2 * 1000 <= tol_mry_atom), None)
+    if change > tol_mry_atom:
+        problems.append(f"last change {change:.2f} mRy/atom")
+    return problems, change, converged_at
 
 
 @task_check
 def ecut_study(ev, min_points: int = 4, tol_mry_atom: float = 1.0) -> CheckOutcome:
-    df, raw, change, conv = _study(ev, "results/convergence_ecut.csv", "ecut", "ecutwfc_Ry", min_points, tol_mry_atom)
+    problems, change, conv = _study(ev, "results/convergence_ecut.csv", "ecutwfc_Ry", min_points, tol_mry_atom,
+                                    "ecut")
     _, _, matched = _ev(ev)
-    eos_ecut = min((r["ecut"] for r in matched if r), default=0)
-    ok = len(df) >= min_points and raw and change <= tol_mry_atom and conv is not None and eos_ecut >= conv
-    return _result(ok, f"{len(df)} cutoffs (from pw.x outputs: {raw}); last change {change:.2f} mRy/atom; "
-                       f"converged from {conv} Ry; EOS at {eos_ecut} Ry", ["submission/results/convergence_ecut.csv"])
+    eos_ecut = min((r["ecut"] or 0 for r in matched if r), default=0)
+    if conv is None or eos_ecut < conv:
+        problems.append(f"EOS at {eos_ecut} Ry, converged from {conv} Ry")
+    return _result(not problems, "; ".join(problems) or f"distinct pw.x runs; last change {change:.2f} mRy/atom; "
+                   f"converged from {conv} Ry; EOS at {eos_ecut} Ry", ["submission/results/convergence_ecut.csv"])
 
 
 @task_check
 def k_study(ev, min_points: int = 3, tol_mry_atom: float = 1.0) -> CheckOutcome:
-    df, raw, change, conv = _study(ev, "results/convergence_k.csv", "k", "kmesh", min_points, tol_mry_atom)
-    ok = len(df) >= min_points and raw and change <= tol_mry_atom and conv is not None
-    return _result(ok, f"{len(df)} meshes (from pw.x outputs: {raw}); last change {change:.2f} mRy/atom; "
-                       f"converged from {conv}", ["submission/results/convergence_k.csv"])
+    problems, change, conv = _study(ev, "results/convergence_k.csv", "kmesh", min_points, tol_mry_atom, "k")
+    if conv is None:
+        problems.append("no converged mesh")
+    return _result(not problems, "; ".join(problems) or f"distinct pw.x runs; last change {change:.2f} mRy/atom; "
+                   f"converged from {conv}", ["submission/results/convergence_k.csv"])
+
+
+def _ancestry(pid: int, procs: dict) -> list:
+    chain, seen = [], set()
+    while pid in procs and pid not in seen:
+        seen.add(pid)
+        chain.append(procs[pid])
+        pid = procs[pid].ppid
+    return chain
+
+
+@task_check
+def pw_outputs_by_pwx(ev, min_files: int = 1) -> CheckOutcome:
+    """Gate: pw.x itself wrote every output, each in its own run with real CPU time, one run per file."""
+    r = receipts_of(ev)
+    procs = r.by_pid()
+    pwx = {p.pid for p in r.runs_of("pw.x")}
+    frozen = {k: v for k, v in read_manifest(ev.root).items()
+              if k.startswith("submission/results/scf/") and k.endswith(".out")}
+    if not frozen:
+        raise MissingEvidence("submission/results/scf/*.out", "no pw.x outputs")
+    problems, owners = [], {}
+    for rel, digest in sorted(frozen.items()):
+        name = rel.rsplit("/", 1)[-1]
+        writers = r.writers_of(rel, digest)
+        if not writers:
+            problems.append(f"{name}: no recorded process left this content")
+            continue
+        runs_behind = set()
+        for w in writers:
+            run = next((p for p in _ancestry(w.pid, procs) if p.pid in pwx), None)
+            if run is None:
+                problems.append(f"{name}: written by {w.program.rsplit('/', 1)[-1]}, not by pw.x")
+            else:
+                runs_behind.add(run.pid)
+        if len(runs_behind) != 1:
+            continue
+        run = procs[runs_behind.pop()]
+        if run.pid in owners:
+            problems.append(f"{name}: the same pw.x process also left {owners[run.pid]}")
+        owners[run.pid] = name
+        text = ev.read_text(rel)
+        banners = BANNER.findall(text)
+        first = next((line for line in text.splitlines() if line.strip()), "")
+        tail = text.rstrip().splitlines()[-2:] if text.strip() else []
+        if len(banners) != 1 or not BANNER.match(first) or not any("JOB DONE" in t for t in tail):
+            problems.append(f"{name}: not one complete PWSCF run ({len(banners)} banner(s), "
+                            f"{'ends' if any('JOB DONE' in t for t in tail) else 'does not end'} with JOB DONE)")
+        reported = _num(r"PWSCF\s+:\s+([\d.]+)s CPU", text) or 0.0
+        if run.cpu_sec < max(MIN_PWX_CPU, 0.5 * reported):
+            problems.append(f"{name}: its pw.x process used {run.cpu_sec:.2f} CPU s; the output reports "
+                            f"{reported:.2f} s")
+    if len(frozen) < min_files:
+        problems.append(f"{len(frozen)} outputs (need {min_files})")
+    return _result(not problems, "; ".join(problems[:4]) + (f" (+{len(problems) - 4} more)" if len(problems) > 4 else "")
+                   if problems else f"{len(frozen)} outputs, each left by its own pw.x run "
+                   f"({sum(procs[p].cpu_sec for p in owners):.1f} CPU s in all)",
+                   [*sorted(frozen)[:5], "replay/receipts.json"])
 
 
 @task_check

@@ -48,12 +48,16 @@ K_POINTS automatic
 def scf(label: str, alat: float, ecut: float, k: int) -> float:
     inp = INPUT.format(label=label, pseudo_dir=PSEUDO_DIR, alat=alat, ecut=ecut, pseudo=PSEUDO, k=k)
     (SCF / f"{label}.in").write_text(inp)
-    proc = subprocess.run(["pw.x", "-input", str(SCF / f"{label}.in")], capture_output=True, text=True,
-                          env={**os.environ, "OMP_NUM_THREADS": "1"})
-    (SCF / f"{label}.out").write_text(proc.stdout)
-    if proc.returncode != 0 or "JOB DONE" not in proc.stdout:
-        raise RuntimeError(f"pw.x failed for {label}: {proc.stderr[-500:]}")
-    energy = float(re.findall(r"^!\s+total energy\s+=\s+(-?\d+\.\d+) Ry", proc.stdout, re.M)[-1])
+    # pw.x writes its standard output straight into the file (our copy of the descriptor is closed at once),
+    # so the output kept is the one pw.x wrote
+    with open(SCF / f"{label}.out", "wb") as fh:
+        proc = subprocess.Popen(["pw.x", "-input", str(SCF / f"{label}.in")], stdout=fh, stderr=subprocess.PIPE,
+                                text=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    _, err = proc.communicate()
+    text = (SCF / f"{label}.out").read_text()
+    if proc.returncode != 0 or "JOB DONE" not in text:
+        raise RuntimeError(f"pw.x failed for {label}: {err[-500:]}")
+    energy = float(re.findall(r"^!\s+total energy\s+=\s+(-?\d+\.\d+) Ry", text, re.M)[-1])
     print(f"{label:14s} alat = {alat:.4f} bohr  ecut = {ecut:4.0f} Ry  k = {k}^3  E = {energy:.8f} Ry", flush=True)
     return energy
 

@@ -25,8 +25,11 @@ K_POINTS automatic
 """
 rows = []
 for i, a in enumerate([10.0, 10.1, 10.2, 10.3, 10.4]):
-    out = subprocess.run(["pw.x"], input=TEMPLATE.format(a=a), capture_output=True, text=True).stdout
-    open(f"results/scf/a{i}.out", "w").write(out)
+    open(f"results/scf/a{i}.in", "w").write(TEMPLATE.format(a=a))
+    with open(f"results/scf/a{i}.out", "w") as fh:
+        proc = subprocess.Popen(["pw.x", "-input", f"results/scf/a{i}.in"], stdout=fh)
+    proc.wait()
+    out = open(f"results/scf/a{i}.out").read()
     rows.append((a, a ** 3 / 4, float(re.findall(r"!\s+total energy\s+=\s+(-?\d+\.\d+)", out)[-1])))
 with open("results/ev.csv", "w", newline="") as fh:
     w = csv.writer(fh)
