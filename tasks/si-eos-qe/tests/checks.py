@@ -166,7 +166,7 @@ def _study(ev, path: str, column: str, min_points: int, tol_mry_atom: float, set
             problems.append(f"the runs do not share one {'k-point set' if other == 'nk' else 'cutoff'}")
         if setting == "k":
             nks = [r["nk"] or 0 for _, _, r in matched]
-            if any(b <= a for a, b in zip(nks, nks[1:])):
+            if any(b <= a for a, b in zip(nks, nks[1:], strict=False)):
                 problems.append(f"irreducible k-points {nks} do not grow with the mesh")
             for v, _, r in matched:  # an unshifted n x n x n mesh gives Gamma the weight 2/n^3 (pw.x weights sum to 2)
                 if r["gamma_weight"]:
@@ -254,7 +254,8 @@ def pw_outputs_by_pwx(ev, min_files: int = 1) -> CheckOutcome:
                             f"{reported:.2f} s")
     if len(frozen) < min_files:
         problems.append(f"{len(frozen)} outputs (need {min_files})")
-    return _result(not problems, "; ".join(problems[:4]) + (f" (+{len(problems) - 4} more)" if len(problems) > 4 else "")
+    more = f" (+{len(problems) - 4} more)" if len(problems) > 4 else ""
+    return _result(not problems, "; ".join(problems[:4]) + more
                    if problems else f"{len(frozen)} outputs, each left by its own pw.x run "
                    f"({sum(procs[p].cpu_sec for p in owners):.1f} CPU s in all)",
                    [*sorted(frozen)[:5], "replay/receipts.json"])

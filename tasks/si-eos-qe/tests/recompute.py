@@ -106,7 +106,8 @@ def eos_points(evidence: Path, tolerance_ry: float = 1e-6, timeout_per_run: floa
         ok &= good
         notes.append(f"{inp.name} (a = {alat} bohr): recomputed {new['energy']:.8f} Ry vs submitted {energy:.8f} Ry "
                      f"(|dE| = {de:.1e})" + ("" if same else
-                                              f"; settings differ: recomputed {[new[k] for k in ('alat', 'ecut', 'nk', 'xc')]}"
+                                              f"; settings differ: recomputed "
+                                              f"{[new[k] for k in ('alat', 'ecut', 'nk', 'xc')]}"
                                               f", submitted {[old[k] for k in ('alat', 'ecut', 'nk', 'xc')]}"))
     return {"score": float(ok), "rationale": ("pass: " if ok else "fail: ") + "; ".join(notes),
             "refs": ["submission/results/ev.csv", "submission/results/scf/"]}
