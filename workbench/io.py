@@ -143,12 +143,13 @@ class Copied:
 
 
 def copy_tree(src: Path, dst: Path, *, skip_top: Iterable[str] = (), dirs_exist_ok: bool = False,
-              keep_links: bool = True, skip: Iterable[str] = ()) -> Copied:
+              keep_links: bool = True, skip: Iterable[str] = (), metadata: bool = True) -> Copied:
     """Copy an untrusted tree: directories and regular files, symlinks as links (never followed; with
     ``keep_links=False`` not made at all, only listed with their targets), special files refused, and a file
     hard-linked to something outside the tree skipped (copying it as root would copy, say, a private host
     file the link points at). Directory modes are applied last, so a read-only directory in the source
-    cannot stop the copy."""
+    cannot stop the copy. With ``metadata=False`` only contents and permission bits are copied (no
+    timestamps, no extended attributes), so a package cannot carry data past a content rule in them."""
     src, dst = Path(src), Path(dst)
     left_out = set(skip)
     walk = Walk(src, skip_top=skip_top)
@@ -177,11 +178,18 @@ def copy_tree(src: Path, dst: Path, *, skip_top: Iterable[str] = (), dirs_exist_
             if e.st.st_nlink > inside.get((e.st.st_dev, e.st.st_ino), 1):
                 out.hard_links.append(e.rel)
                 continue
-            shutil.copy2(e.path, target, follow_symlinks=False)
+            if metadata:
+                shutil.copy2(e.path, target, follow_symlinks=False)
+            else:
+                shutil.copyfile(e.path, target, follow_symlinks=False)
+                os.chmod(target, stat.S_IMODE(e.st.st_mode) & 0o777)
         else:
             out.refused.append(f"{e.rel}: not a regular file, directory or link (mode {stat.filemode(e.st.st_mode)})")
     for s, d in reversed(dirs):
-        shutil.copystat(s, d, follow_symlinks=False)
+        if metadata:
+            shutil.copystat(s, d, follow_symlinks=False)
+        else:
+            os.chmod(d, stat.S_IMODE(os.lstat(s).st_mode) & 0o777)
     return out
 
 

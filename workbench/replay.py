@@ -127,7 +127,7 @@ def _stage_evidence(delivered: Path, work: Path, outputs: list[str], dest: Path,
     returns what was refused (special files, trees nested too deep), relative to the submission."""
     refused: list[str] = []
     if delivered.is_dir():
-        refused += copy_tree(delivered, dest, skip_top=outputs, skip=skip).refused
+        refused += copy_tree(delivered, dest, skip_top=outputs, skip=skip, metadata=False).refused
     else:
         dest.mkdir()
     for root in outputs:
@@ -193,7 +193,7 @@ def replay(task: Task, submission: Path, trial_dir: Path, *, timeout: float | No
         too_big = None
         if submission.is_dir():
             try:
-                copied = copy_tree(submission, work)
+                copied = copy_tree(submission, work, metadata=False)
                 skipped_links, refused = copied.hard_links, copied.refused
             except OSError as exc:
                 if exc.errno not in (errno.ENOSPC, errno.EDQUOT):

@@ -37,7 +37,7 @@ def check(ev, **spec):
 def test_registry_has_the_documented_kinds():
     assert set(CHECK_KINDS) == {"file_exists", "json_value", "csv_value", "array_shape", "monotone",
                                 "log_pattern", "replay_succeeded", "mcq", "facts", "ran", "loaded", "written_by",
-                                "cpu_seconds", "distinct", "recompute"}
+                                "cpu_seconds", "distinct", "recompute", "delivered_size"}
 
 
 def test_file_exists(ev):
@@ -143,3 +143,24 @@ def test_task_checks_accept_several_return_types(ev):
     assert (out.score, out.rationale) == (0.5, "half 7")
     with pytest.raises(CheckSpecError, match="no task check named"):
         run_check({"kind": "task", "name": "missing"}, ev, checks)
+
+
+def test_delivered_size_counts_contents_and_names_but_not_the_outputs(tmp_path):
+    """Results cached in a source, or in directory names, exceed the limit; outputs do not count."""
+    rng = np.random.default_rng(0)
+    numbers = ",".join(f"{x:.17g}" for x in rng.normal(size=2000))  # ~38 KB of incompressible digits
+
+    def size(files, dirs=()):
+        stage = tmp_path / f"stage{len(list(tmp_path.iterdir()))}"
+        write_files(stage, {"submission/reproduce.sh": "python3 src/run.py\n", **files})
+        for d in dirs:
+            (stage / "submission" / d).mkdir(parents=True)
+        freeze(stage, stage.with_name(stage.name + "-ev"))
+        return check(Evidence(stage.with_name(stage.name + "-ev"), {}), kind="delivered_size", max_kb=16)
+
+    honest = size({"submission/src/run.py": "import numpy\nprint(1)\n",
+                   "submission/results/curve.csv": numbers})  # a regenerated output: not counted
+    assert honest.score == 1 and "limit 16 KB" in honest.rationale
+    assert size({"submission/src/cache.py": f"CURVE = [{numbers}]\n"}).score == 0
+    in_names = [f"src/{chunk}" for chunk in (numbers[i:i + 200].replace(".", "_") for i in range(0, 38000, 200))]
+    assert size({"submission/src/run.py": "print(1)\n"}, dirs=in_names).score == 0

@@ -203,3 +203,22 @@ def test_tampered_receipts_are_refused(attack, task):
     receipts.write_text(json.dumps(data))
     with pytest.raises(WorkbenchError, match="receipts.json differs from the digest"):
         score_trial(task, out.trial)
+
+
+def test_timestamps_and_extended_attributes_carry_nothing_into_the_replay(tmp_path, task):
+    """Data hidden in a source's metadata, past the content rules, does not reach the replay."""
+    from tests.conftest import write_files
+    sub = write_files(tmp_path / "sub", {"src/model.py": "print(42)\n", "reproduce.sh": (
+        "mkdir -p results\nstat -c %Y src/model.py > results/mtime.txt\n"
+        "python3 -c \"import os; print(os.listxattr('src/model.py'))\" > results/xattrs.txt\n"
+        "echo '{\"value\": 42}' > results/value.json\n")})
+    os.utime(sub / "src" / "model.py", (1_000_000_042, 1_000_000_042))
+    try:
+        os.setxattr(sub / "src" / "model.py", "user.value", b"42")
+    except OSError:
+        pytest.skip("required_tool_missing: no user xattrs on this filesystem")
+    prov = replay(task, sub, tmp_path / "trial")
+    results = tmp_path / "trial" / "evidence" / "submission" / "results"
+    assert prov.status == "succeeded", prov.failure_reasons
+    assert int((results / "mtime.txt").read_text()) != 1_000_000_042
+    assert (results / "xattrs.txt").read_text().strip() == "[]"

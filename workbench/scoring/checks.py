@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import os
 import re
 import sys
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +26,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ..errors import WorkbenchError
-from ..evidence import Evidence, MissingEvidence, normalize
+from ..evidence import Evidence, MissingEvidence, normalize, read_links, read_manifest
 
 
 @dataclass
@@ -270,6 +272,34 @@ def replay_succeeded(ev: Evidence, p: ReplaySucceeded) -> CheckOutcome:
     return _outcome(ok, f"clean replay {'succeeded' if ok else 'failed'} ({why})", ["replay/provenance.json"])
 
 
+class DeliveredSize(_Params):
+    max_kb: float = Field(gt=0)
+    outputs: list[str] = Field(default_factory=lambda: ["results"])
+
+
+def delivered_size(ev: Evidence, p: DeliveredSize) -> CheckOutcome:
+    """The package carries code, not stored results: everything it delivered outside the output roots
+    (file names and contents, directory names, link targets) compresses (zlib) to at most ``max_kb`` KB.
+
+    Names count because they survive into the replay as data (300 empty directories with 200-character
+    names hold 60 KB); timestamps and extended attributes do not survive (the replay copies contents and
+    permission bits only), so they are not counted."""
+    def delivered(rel: str) -> bool:
+        parts = rel.split("/")
+        return parts[0] == "submission" and len(parts) > 1 and parts[1] not in p.outputs
+
+    files = sorted(k for k in read_manifest(ev.root) if delivered(k))
+    blob = b"".join(k.encode("utf-8", "surrogateescape") + b"\0" + ev.read_bytes(k) + b"\0" for k in files)
+    top = ev.root / "submission"
+    dirs = sorted(os.path.relpath(os.path.join(d, n), ev.root) for d, names, _ in os.walk(top) for n in names)
+    blob += "\0".join(d for d in dirs if delivered(d)).encode("utf-8", "surrogateescape") + b"\0"
+    blob += "\0".join(f"{k}->{v}" for k, v in sorted(read_links(ev.root).items()) if delivered(k)).encode(
+        "utf-8", "surrogateescape")
+    packed = len(zlib.compress(blob, 9)) / 1024
+    return _outcome(packed <= p.max_kb, f"{len(files)} delivered file(s), {len(blob) / 1024:.1f} KB, "
+                    f"{packed:.1f} KB compressed (limit {p.max_kb:g} KB)", files[:20])
+
+
 class TaskCheck(_Params):
     name: str
     params: dict[str, Any] = Field(default_factory=dict)
@@ -289,6 +319,7 @@ CHECK_KINDS: dict[str, CheckKind] = {
     "monotone": CheckKind(Monotone, monotone),
     "log_pattern": CheckKind(LogPattern, log_pattern),
     "replay_succeeded": CheckKind(ReplaySucceeded, replay_succeeded),
+    "delivered_size": CheckKind(DeliveredSize, delivered_size),
 }
 
 

@@ -4,16 +4,16 @@ being the binomial one (a reversed or mis-sized transformer can still match exac
 
 Three root-level gates (rubric P1-P3) decide whether any of that counts: the Touchstone files were written
 by a process that loaded scikit-rf (execution receipts), the cascade of the declared lines reproduces
-them (tests/recompute.py), and the package carries code, not stored results (``compact_sources``)."""
+them (tests/recompute.py), and the package carries code, not stored results (check kind
+``delivered_size``)."""
 
 from __future__ import annotations
 
 import math
-import zlib
 
 import numpy as np
 
-from workbench.evidence import MissingEvidence, read_manifest
+from workbench.evidence import MissingEvidence
 from workbench.scoring import CheckOutcome, task_check
 
 Z0, ZL, N, GM, F0 = 100.0, 50.0, 3, 0.05, 1e9
@@ -155,20 +155,3 @@ def reported_bandwidths(ev, tol: float = 0.01) -> CheckOutcome:
             out.append(False)
     return _result(all(out), f"reported bandwidths agree with the raw curves: {out}",
                    ["submission/results/design.json"])
-
-
-@task_check
-def compact_sources(ev, max_kb: float = 16.0, outputs: tuple[str, ...] = ("results",)) -> CheckOutcome:
-    """The delivered package is code, not stored results: everything it delivered (names and contents of the
-    sources that took part in the replay, output roots excluded) compresses to at most ``max_kb`` KB.
-
-    The workflow is a few KB of Python; the two reflection curves (2001 complex points each, at the
-    precision the scorer-side cascade checks) are some 60 KB of incompressible numbers. A package holding
-    them (in a Python literal, a JSON or text file: any source) is caching results, whatever writes them."""
-    manifest = read_manifest(ev.root)
-    files = sorted(k for k in manifest if k.startswith("submission/") and k.split("/")[1] not in outputs)
-    blob = b"".join(k.encode() + b"\0" + ev.read_bytes(k) + b"\0" for k in files)
-    packed = len(zlib.compress(blob, 9)) / 1024
-    ok = packed <= max_kb
-    return _result(ok, f"{len(files)} delivered file(s), {len(blob) / 1024:.1f} KB, {packed:.1f} KB compressed "
-                       f"(limit {max_kb:g} KB: {'code' if ok else 'more than code: stored results'})", files[:20])

@@ -4,16 +4,16 @@ design.json that repeats the book's numbers earns nothing unless the simulated t
 
 Three root-level gates (rubric P1-P3) decide whether any of that counts: the Touchstone files were written
 by a process that loaded scikit-rf (execution receipts), the cascade of the declared ladder reproduces
-them (tests/recompute.py), and the package carries code, not stored results (``compact_sources``)."""
+them (tests/recompute.py), and the package carries code, not stored results (check kind
+``delivered_size``)."""
 
 from __future__ import annotations
 
 import math
-import zlib
 
 import numpy as np
 
-from workbench.evidence import MissingEvidence, read_manifest
+from workbench.evidence import MissingEvidence
 from workbench.scoring import CheckOutcome, task_check
 
 FC, R0 = 2e9, 50.0
@@ -208,21 +208,3 @@ def csv_matches_touchstone(ev, abs_tol_db: float = 1e-3) -> CheckOutcome:
         worst = max(worst, float(np.abs(df[col].to_numpy(float) - il).max()))
     return _result(worst <= abs_tol_db, f"CSV vs Touchstone: max difference {worst:.2e} dB",
                    ["submission/results/insertion_loss.csv"])
-
-
-@task_check
-def compact_sources(ev, max_kb: float = 16.0, outputs: tuple[str, ...] = ("results",)) -> CheckOutcome:
-    """The delivered package is code, not stored results: everything it delivered (names and contents of the
-    sources that took part in the replay, output roots excluded) compresses to at most ``max_kb`` KB.
-
-    A lumped-ladder workflow is a few KB of Python; the S-parameters of the two filters (1200 complex
-    points each, the precision a scorer-side cascade checks) are some 100 KB of incompressible numbers,
-    and even one port's transmission at double precision is over 30 KB. A package holding them (in a
-    Python literal, a JSON or text file: any source) is caching results, whatever writes them out."""
-    manifest = read_manifest(ev.root)
-    files = sorted(k for k in manifest if k.startswith("submission/") and k.split("/")[1] not in outputs)
-    blob = b"".join(k.encode() + b"\0" + ev.read_bytes(k) + b"\0" for k in files)
-    packed = len(zlib.compress(blob, 9)) / 1024
-    ok = packed <= max_kb
-    return _result(ok, f"{len(files)} delivered file(s), {len(blob) / 1024:.1f} KB, {packed:.1f} KB compressed "
-                       f"(limit {max_kb:g} KB: {'code' if ok else 'more than code: stored results'})", files[:20])

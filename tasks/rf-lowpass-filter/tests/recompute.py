@@ -51,7 +51,8 @@ def read_s2p(path: Path) -> tuple[np.ndarray, np.ndarray, float]:
     else:
         s = 10 ** (x / 20) * np.exp(1j * np.deg2rad(y))
     # Touchstone v1 two-port order: S11, S21, S12, S22
-    return a[:, 0] * UNITS[unit], np.stack([np.stack([s[:, 0], s[:, 2]], -1), np.stack([s[:, 1], s[:, 3]], -1)], -2), ref
+    rows = [np.stack([s[:, 0], s[:, 2]], -1), np.stack([s[:, 1], s[:, 3]], -1)]
+    return a[:, 0] * UNITS[unit], np.stack(rows, -2), ref
 
 
 def cascade(f: np.ndarray, parts: list[dict], z0: float) -> np.ndarray:
@@ -127,5 +128,6 @@ def ladder_cascade(evidence: Path, atol: float = 1e-6, min_points: int = 2) -> d
     if not seen:
         return {"score": 0.0, "rationale": "no results/maxflat.s2p or results/equiripple.s2p to recompute"}
     return {"score": float(ok), "rationale": ("pass: " if ok else "fail: ") + "; ".join(notes),
-            "refs": ["submission/results/design.json"] + [f"submission/results/{w}.s2p" for w in ("maxflat", "equiripple")
+            "refs": ["submission/results/design.json"] + [f"submission/results/{w}.s2p"
+                                                           for w in ("maxflat", "equiripple")
                                                            if (results / f"{w}.s2p").is_file()]}
