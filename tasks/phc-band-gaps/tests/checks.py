@@ -1,6 +1,11 @@
 """Task checks for phc-band-gaps (PRIVATE). Gaps are recomputed from the raw band files; the
 structures are verified from the physics of the raw bands (long-wavelength TM slope = 1/sqrt(eps_avg)),
-not from what gaps.json claims, and each structure's validation group is gated on that."""
+not from what gaps.json claims, and each structure's validation group is gated on that.
+
+Whether the band files came from MPB at all is decided by the root gates: the receipts (every band file
+written by a process that loaded meep), ``cpu_for_claimed_work`` below (those processes spent the CPU the
+declared solves cost), and the scorer's own MPB solve of one k-point of every declared file
+(tests/recompute.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +16,7 @@ import numpy as np
 
 from workbench.evidence import MissingEvidence
 from workbench.scoring import CheckOutcome, task_check
+from workbench.scoring.receipt_checks import receipts_of
 
 # reciprocal basis of the triangular lattice a1 = (sqrt3/2, 1/2), a2 = (sqrt3/2, -1/2), units 2pi/a
 TRI_RECIP = np.linalg.inv(np.array([[math.sqrt(3) / 2, 0.5], [math.sqrt(3) / 2, -0.5]])).T
@@ -18,6 +24,9 @@ SLOPE = {  # effective-medium TM slope c/sqrt(f*eps_in + (1-f)*eps_out)
     "square": 1 / math.sqrt(math.pi * 0.2 ** 2 * 8.9 + 1 - math.pi * 0.2 ** 2),
     "triangular": 1 / math.sqrt((f := math.pi * 0.48 ** 2 / (math.sqrt(3) / 2)) + (1 - f) * 13.0),
 }
+# CPU seconds MPB spends per k-point, band and pixel of the unit cell (res^2) on one core, measured on the
+# reference machine for full paths at resolutions 32 and 64 (3.6e-6 to 9.7e-6; rounded down, see TOLERANCES.md)
+MPB_CPU_PER_K_BAND_PIXEL = 3e-6
 CORNERS = {"square": [(0, 0), (0.5, 0), (0.5, 0.5)], "triangular": [(0, 0), (0, 0.5), (-1 / 3, 1 / 3)]}
 
 
@@ -125,6 +134,11 @@ def band_files(ev, min_resolutions: int = 3, min_bands: int = 8) -> CheckOutcome
                 problems.append(f"{ref}: {f.shape[1]} bands")
         if len(res) < min_resolutions:
             problems.append(f"{stem}: resolutions {res}")
+        arrays = {r: _bands(ev, stem, r)[1] for r in res}
+        for a, b in zip(res, res[1:], strict=False):  # another resolution is another discretisation: the bands move
+            fa, fb = arrays[a], arrays[b]
+            if fa.shape == fb.shape and np.nanmax(np.abs(fa - fb)) <= 1e-6:
+                problems.append(f"{stem}: resolutions {a} and {b} have the same bands")
     return _result(not problems, "; ".join(problems) or f">= {min_resolutions} resolutions, >= {min_bands} bands", refs)
 
 
@@ -180,3 +194,31 @@ def summary_matches_raw(ev, lattice: str, abs_tol: float = 1e-4) -> CheckOutcome
         return _result(False, f"gaps.json has no {lattice} gap at resolution {res}", ["submission/results/gaps.json"])
     return _result(ok, f"gaps.json {g['lower']:.5f}-{g['upper']:.5f} vs raw {lo:.5f}-{hi:.5f}",
                    ["submission/results/gaps.json", *refs])
+
+
+@task_check
+def cpu_for_claimed_work(ev, package: str = "meep", fraction: float = 0.4, overhead_sec: float = 0.5) -> CheckOutcome:
+    """The processes that loaded meep spent at least ``overhead_sec`` (importing meep and NumPy costs about
+    that) plus ``fraction`` of the CPU time the declared band files cost: k-points x bands x res^2 pixels,
+    priced by :data:`MPB_CPU_PER_K_BAND_PIXEL`. Band files copied out of a cache by a process that imports
+    meep for its version string do not have that CPU behind them."""
+    claimed, parts = 0.0, []
+    for stem in ("bands_square_tm", "bands_triangular_te", "bands_triangular_tm"):
+        try:
+            res = _resolutions(ev, stem)
+        except MissingEvidence:
+            continue
+        for r in res:
+            _, f, _ = _bands(ev, stem, r)
+            claimed += f.shape[0] * f.shape[1] * r * r * MPB_CPU_PER_K_BAND_PIXEL
+        parts.append(f"{stem} at {res}")
+    if not parts:
+        raise MissingEvidence("submission/results/bands_*_res*.csv", "no band files")
+    cpu = sum(p.cpu_sec for p in receipts_of(ev).loaders_of(package))
+    need = overhead_sec + fraction * claimed
+    ok = cpu >= need
+    # a pass does not quote the measured CPU time, so two replays of the same work score identically
+    used = f"at least the {need:.2f} CPU s needed" if ok else f"{cpu:.2f} CPU s, less than the {need:.2f} needed"
+    return _result(ok, f"processes that loaded {package} used {used}: the declared band files ({'; '.join(parts)}) "
+                       f"cost about {claimed:.1f} CPU s ({overhead_sec:g} s of imports + {fraction:g} of that needed)",
+                   ["replay/receipts.json"])
