@@ -11,10 +11,21 @@ review, R and the analysis treat qa tasks like any other:
   1-5 rating (:func:`rating`); the leaf scores ``(rating - 1) / 4``. Facts with a ``pattern`` are
   labelled deterministically (check kind ``facts``); a question with any fact needing interpretation
   goes to the judge, which labels the facts and the workbench computes the rating from the labels.
+- Shotgun answers: a pattern cannot tell a stated value from one buried in a list of every value, so
+  the ``facts`` check counts the *candidate values* an answer carries, per kind of value its facts are
+  about (:func:`candidates`): numbers (integers, decimals and percentages counted apart), and the values
+  of a vocabulary or a pattern declared in ``kinds`` (cell populations, gene symbols). An answer carrying
+  more candidates of a kind than the question has facts is a shotgun: every fact is INCORRECT (score 0).
+  Values the question itself names are not candidates. A fact's kind is its ``kind``, else inferred from
+  what its pattern matches in the ground truth (a number, or a value of a declared kind).
+- Gates: ``gates`` in questions.json are extra root leaves (weight 0 by default) with ``"gate": true``:
+  receipt checks, a ``recompute`` or a task check. One that does not score exactly 1 zeroes every question
+  (a typed-in answers file is not an analysis the replay ran).
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from pathlib import Path
@@ -61,11 +72,67 @@ def letters(answer: Any) -> set[str]:
 
 # --- tests/questions.json -----------------------------------------------------------------------------
 
+NUMBER = "number"
+# a standalone numeric literal (not the 4 of CD4+ or the 2 of G2M): 0.915, 26.0 %, 68,000 (one thousands
+# separator); a longer comma chain is a list ("100,101,102" is three numbers, never one that hides them)
+_NUMBER = re.compile(r"(?<![\w.])([-+\u2212]?)((?<!\d,)\d{1,3},\d{3}(?![\d,]\d|\d)|\d+(?:\.\d+)?)(\s*%)?(?![\w])")
+_EDGE_BEFORE, _EDGE_AFTER = r"(?<![\w+/-])", r"(?![\w+/-])"
+
+
+class Kind(BaseModel):
+    """A kind of value an answer can name: a vocabulary (every population, every gene of the data set) or a
+    regex; each distinct value of it found in an answer is one candidate."""
+
+    model_config = ConfigDict(extra="forbid")
+    values: list[str] = Field(default_factory=list, description="the kind's values (case-insensitive)")
+    pattern: str | None = Field(default=None, description="or a regex: each distinct match is one candidate")
+
+    @model_validator(mode="after")
+    def _one_way(self):
+        if bool(self.values) == bool(self.pattern):
+            raise ValueError("a kind has either values or a pattern")
+        if self.pattern:
+            try:
+                re.compile(self.pattern)
+            except re.error as exc:
+                raise ValueError(f"not a valid regular expression: {exc}") from None
+        return self
+
+    def regex(self) -> re.Pattern:
+        if self.pattern:
+            return re.compile(self.pattern, re.I)
+        alts = "|".join(re.escape(v) for v in sorted({v.strip() for v in self.values if v.strip()}, key=len,
+                                                      reverse=True))
+        return re.compile(f"{_EDGE_BEFORE}(?:{alts}){_EDGE_AFTER}", re.I)
+
+
+def candidates(text: str, kind: str, kinds: dict[str, Kind], exclude: str = "") -> dict[str, set]:
+    """The distinct values of ``kind`` an answer names, by class (numbers: integer / decimal / percent),
+    leaving out those the question text ``exclude`` names itself."""
+    def find(t: str) -> dict[str, set]:
+        out: dict[str, set] = {}
+        if kind == NUMBER:
+            for sign, digits, pct in _NUMBER.findall(t):
+                cls = "percentage" if pct else ("decimal" if "." in digits else "integer")
+                value = float(digits.replace(",", "")) * (-1 if sign in "-\u2212" and sign else 1)
+                out.setdefault(cls, set()).add(value)
+        elif kind in kinds:
+            found = {m.group(0).casefold() for m in kinds[kind].regex().finditer(t)}
+            if found:
+                out[kind] = found
+        return out
+
+    got, asked = find(text), find(exclude)
+    return {c: v - asked.get(c, set()) for c, v in got.items() if v - asked.get(c, set())}
+
+
 class Fact(BaseModel):
     model_config = ConfigDict(extra="forbid")
     fact: str = Field(min_length=1)
     pattern: str | None = Field(default=None, description="regex (case-insensitive): the fact is PRESENT")
     incorrect_pattern: str | None = Field(default=None, description="regex: the answer contradicts the fact")
+    kind: str | None = Field(default=None, description="the kind of value the fact is about (number or a "
+                             "declared kind); inferred from the pattern's match in the ground truth if not given")
 
     @field_validator("pattern", "incorrect_pattern")
     @classmethod
@@ -109,12 +176,36 @@ class Question(BaseModel):
         return self.type == "mcq" or all(f.pattern for f in self.facts)
 
 
+class Gate(BaseModel):
+    """An extra root leaf with ``"gate": true``: unless it scores exactly 1, every question scores 0."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    title: str = Field(min_length=1)
+    requirements: str = Field(min_length=1)
+    check: dict[str, Any] = Field(description="a check spec: receipts (written_by, loaded...), recompute, task")
+    task_category: Literal["Modeling", "Execution", "Validation"] = "Execution"
+    weight: float = Field(default=0.0, ge=0)
+    evidence_inputs: list[dict[str, Any]] = Field(default_factory=list)
+
+    @field_validator("check")
+    @classmethod
+    def _has_kind(cls, v: dict[str, Any]) -> dict[str, Any]:
+        if not isinstance(v.get("kind"), str):
+            raise ValueError("a gate's check needs a kind")
+        return v
+
+
 class Questions(BaseModel):
     """tests/questions.json"""
 
     model_config = ConfigDict(extra="forbid")
     answers: str = Field(default="submission/results/answers.json",
                          description="the answers file in the evidence: {question id: answer}")
+    kinds: dict[str, Kind] = Field(default_factory=dict,
+                                   description="kinds of values answers name (vocabularies or regexes), for "
+                                               "counting a shotgun answer's candidates")
+    gates: list[Gate] = Field(default_factory=list, description="root gate leaves over every question")
     questions: list[Question] = Field(min_length=1)
 
     @field_validator("questions")
@@ -125,6 +216,44 @@ class Questions(BaseModel):
         if dup:
             raise ValueError(f"duplicate question ids: {', '.join(dup)}")
         return qs
+
+    @field_validator("kinds")
+    @classmethod
+    def _not_builtin(cls, kinds: dict[str, Kind]) -> dict[str, Kind]:
+        if NUMBER in kinds:
+            raise ValueError(f"{NUMBER!r} is built in")
+        return kinds
+
+    @model_validator(mode="after")
+    def _consistent(self):
+        ids = [q.id for q in self.questions] + [g.id for g in self.gates]
+        dup = sorted({i for i in ids if ids.count(i) > 1})
+        if dup:
+            raise ValueError(f"gate ids must differ from each other and from question ids: {', '.join(dup)}")
+        known = {NUMBER, *self.kinds}
+        for q in self.questions:
+            for f in q.facts:
+                if f.kind is not None and f.kind not in known:
+                    raise ValueError(f"{q.id}: fact {f.fact!r}: unknown kind {f.kind!r} (known: {sorted(known)})")
+        return self
+
+    def fact_kind(self, q: Question, f: Fact) -> str | None:
+        """The fact's kind: declared, else what its pattern matches in the ground truth (a number, or a value
+        of a declared kind), else None (its answers are not counted)."""
+        if f.kind is not None:
+            return f.kind
+        if not f.pattern:
+            return None
+        m = re.search(f.pattern, q.answer if isinstance(q.answer, str) else "", re.I) or re.search(
+            f.pattern, f.fact, re.I)
+        if m is None:
+            return None
+        if _NUMBER.search(m.group(0)):
+            return NUMBER
+        for name, k in self.kinds.items():
+            if k.regex().search(m.group(0)):
+                return name
+        return None
 
 
 def load_questions(path: Path) -> Questions:
@@ -159,6 +288,8 @@ class Facts(_Params):
     path: str
     question: str
     facts: list[Fact]
+    question_text: str = ""
+    kinds: dict[str, Kind] = Field(default_factory=dict)
 
 
 def label_facts(text: str, facts: list[Fact]) -> list[str]:
@@ -173,12 +304,27 @@ def label_facts(text: str, facts: list[Fact]) -> list[str]:
     return out
 
 
+def shotgun(text: str, p: Facts) -> str | None:
+    """Why the answer is a shotgun (more candidate values of a kind than the question has facts), or None."""
+    budget = len(p.facts)
+    for kind in sorted({f.kind for f in p.facts if f.kind}):
+        for cls, values in sorted(candidates(text, kind, p.kinds, p.question_text).items()):
+            if len(values) > budget:
+                what = f"{cls} values" if kind == NUMBER else f"{kind} values"
+                return (f"the answer carries {len(values)} distinct {what} for a question of {budget} fact(s): "
+                        "a list of candidates, not an answer")
+    return None
+
+
 def facts(ev: Evidence, p: Facts) -> CheckOutcome:
     answer = _answer(ev, p.path, p.question)
-    labels = label_facts(str(answer), p.facts)
+    text = answer if isinstance(answer, str) else json.dumps(answer)
+    why = shotgun(text, p)
+    labels = ["INCORRECT"] * len(p.facts) if why else label_facts(text, p.facts)
     r = rating(labels)
     detail = "; ".join(f"{lb}: {f.fact}" for lb, f in zip(labels, p.facts, strict=True))
-    return CheckOutcome((r - 1) / 4, f"rating {r}/5 ({detail})", [normalize(p.path)])
+    return CheckOutcome((r - 1) / 4, f"rating {r}/5 ({f'shotgun: {why}; ' if why else ''}{detail})",
+                        [normalize(p.path)])
 
 
 CHECK_KINDS["mcq"] = CheckKind(Mcq, mcq)
@@ -188,23 +334,34 @@ CHECK_KINDS["facts"] = CheckKind(Facts, facts)
 # --- the rubric and the qa block ------------------------------------------------------------------------
 
 def synthesized_rubric(qs: Questions, task_id: str) -> dict:
-    """One equally weighted leaf per question."""
-    leaves = []
+    """The declared gates (root leaves, ``"gate": true``), then one equally weighted leaf per question."""
+    leaves: list[dict[str, Any]] = []
+    for g in qs.gates:
+        leaves.append({"id": g.id, "weight": g.weight, "task_category": g.task_category, "title": g.title,
+                       "requirements": g.requirements, "gate": True, "check": dict(g.check),
+                       "evidence_inputs": g.evidence_inputs or [{"path": qs.answers}]})
     for q in qs.questions:
         leaf: dict[str, Any] = {"id": q.id, "weight": 1, "task_category": q.phase, "title": q.question[:120],
                                 "requirements": q.question, "evidence_inputs": [{"path": qs.answers}]}
         if q.type == "mcq":
             leaf["check"] = {"kind": "mcq", "path": qs.answers, "question": q.id, "answer": sorted(letters(q.answer))}
         elif q.deterministic:
-            leaf["check"] = {"kind": "facts", "path": qs.answers, "question": q.id,
-                             "facts": [f.model_dump(exclude_none=True) for f in q.facts]}
+            facts_ = [{**f.model_dump(exclude_none=True), **({"kind": k} if (k := qs.fact_kind(q, f)) else {})}
+                      for f in q.facts]
+            used = {f["kind"] for f in facts_ if f.get("kind") in qs.kinds}
+            leaf["check"] = {"kind": "facts", "path": qs.answers, "question": q.id, "facts": facts_,
+                             "question_text": q.question,
+                             "kinds": {k: qs.kinds[k].model_dump(exclude_defaults=True) for k in sorted(used)}}
             leaf["scale"] = "continuous"
         else:
             leaf.update(method="judge", scale="continuous", facts=[f.fact for f in q.facts], answer_key=q.id,
                         judge_notes=f"Ground-truth answer: {q.answer}\nAtomic facts of the ground truth:\n"
                         + "\n".join(f"F{i + 1}. {f.fact}" for i, f in enumerate(q.facts)))
         leaves.append(leaf)
-    return {"id": task_id, "requirements": "Answer the questions from an analysis of the data.", "sub_tasks": leaves}
+    gated = " Every question scores 0 unless the gates " + ", ".join(g.id for g in qs.gates) + " pass." \
+        if qs.gates else ""
+    return {"id": task_id, "requirements": "Answer the questions from an analysis of the data." + gated,
+            "sub_tasks": leaves}
 
 
 def _prf(tp: float, fp: float, fn: float) -> tuple[float, float, float]:
@@ -246,7 +403,9 @@ def evaluate(qs: Questions, ev: Evidence, leaves) -> dict[str, Any]:
         answers = answers if isinstance(answers, dict) else {}
     except MissingEvidence:
         answers = {}
-    pairs = [(letters(answers.get(q.id)), letters(q.answer)) for q in qs.questions if q.type == "mcq"]
+    gated = {lf.id for lf in leaves if lf.status == "gated"}  # a gated answer counts as unanswered
+    pairs = [(set() if q.id in gated else letters(answers.get(q.id)), letters(q.answer))
+             for q in qs.questions if q.type == "mcq"]
     oeq_ids = sorted(q.id for q in qs.questions if q.type == "oeq")
     return {**mcq_metrics(pairs), **oeq_summary(leaves, oeq_ids), "oeq_ids": oeq_ids, "answers_file": qs.answers,
             "rating_rules": RATING_RULES}
