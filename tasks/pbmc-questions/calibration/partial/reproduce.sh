@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Calibration (partial): answers only what the obs table gives directly; no marker analysis, no open answers.
+# Calibration (partial): the Wilcoxon table and the MCQs it or the obs table answer directly; no open answers.
 set -euo pipefail
 cd "$(dirname "$0")"
 export NUMBA_CACHE_DIR="${NUMBA_CACHE_DIR:-/tmp/numba}" MPLCONFIGDIR="${MPLCONFIGDIR:-/tmp/mpl}"

@@ -1,4 +1,5 @@
-"""Multiple-choice answers that need only obs counts; everything else left unanswered."""
+"""A partial analysis: the Wilcoxon table the contract asks for, and only the multiple-choice answers that the
+obs table or the table's top genes give directly; no open answers, mcq5 and mcq6 skipped."""
 
 import json
 from pathlib import Path
@@ -6,14 +7,21 @@ from pathlib import Path
 import pandas as pd
 import scanpy as sc
 
-obs = sc.datasets.pbmc68k_reduced().obs
+adata = sc.datasets.pbmc68k_reduced()
+obs = adata.obs
 pop = obs["bulk_labels"]
 phase = pd.crosstab(pop, obs["phase"])
 more_s = set(phase.index[phase["S"] > phase["G1"]])
 opts2 = {"A": "CD34+", "B": "CD56+ NK", "C": "CD4+/CD45RO+ Memory", "D": "CD19+ B", "E": "Dendritic"}
+sc.tl.rank_genes_groups(adata, "bulk_labels", method="wilcoxon", use_raw=True)
+table = sc.get.rank_genes_groups_df(adata, group=None)
+nk_top = set(table[table["group"] == "CD56+ NK"]["names"].head(5))
+opts4 = {"A": "NKG7", "B": "GNLY", "C": "LYZ", "D": "CD79A", "E": "GZMB"}
 Path("results").mkdir(exist_ok=True)
+table.to_csv("results/markers.csv", index=False)
 Path("results/answers.json").write_text(json.dumps({
     "mcq1": ["A"] if pop.value_counts().idxmax() == "Dendritic" else ["B"],
     "mcq2": sorted(k for k, v in opts2.items() if v in more_s),
     "mcq3": ["A"] if obs.groupby("bulk_labels", observed=True)["n_genes"].median().idxmax() == "CD34+" else ["B"],
+    "mcq4": sorted(k for k, v in opts4.items() if v in nk_top),
 }))
