@@ -2,16 +2,13 @@
 closed-loop trajectories are compared with the reference plant driven by the submitted gains; the
 closed-loop leaves are gated on the simulated plant being the CTMS pendulum. Whether the numbers are
 MuJoCo's for the delivered model is recomputed by the scorer in MuJoCo (tests/recompute.py); the package
-carries code, not stored results (``compact_sources``)."""
+carries code, not stored results (check kind ``delivered_size``)."""
 
 from __future__ import annotations
 
-import os
-import zlib
-
 import numpy as np
 
-from workbench.evidence import MissingEvidence, read_links, read_manifest
+from workbench.evidence import MissingEvidence
 from workbench.scoring import CheckOutcome, task_check
 
 M, m, b, L, I_CM, G = 0.5, 0.2, 0.1, 0.3, 0.006, 9.8
@@ -213,37 +210,3 @@ def nonlinearity_resolved(ev, min_dx: float = 0.002, min_dphi: float = 0.003) ->
     return _result(ok, f"step response vs the linear closed loop: max |dx| {dx * 1e3:.2f} mm (need >= "
                        f"{min_dx * 1e3:g}), |dphi| {dphi * 1e3:.2f} mrad (need >= {min_dphi * 1e3:g})",
                    ["submission/results/step_response.csv"])
-
-
-@task_check
-def compact_sources(ev, max_kb: float = 16.0, outputs: tuple[str, ...] = ("results",)) -> CheckOutcome:
-    """The delivered package is code, not stored results: everything it delivered (names and contents of the
-    sources that took part in the replay, directory names, modes, modification times, extended attributes,
-    link targets; output roots excluded) compresses to at most ``max_kb`` KB.
-
-    The MuJoCo workflow is a few KB of Python; the two 6 s trajectories at 1 ms (x and phi to the 1e-6 the
-    scorer re-simulates them to) are well over 100 KB compressed. A package holding them (in a Python
-    literal, a JSON or text file: any source) is caching results, whatever writes them out."""
-    def delivered(rel: str) -> bool:
-        return rel.startswith("submission/") and rel.split("/")[1] not in outputs
-
-    files = sorted(k for k in read_manifest(ev.root) if delivered(k))
-    blob = b"".join(k.encode() + b"\0" + ev.read_bytes(k) + b"\0" for k in files)
-    # names and metadata can carry data too: every directory (empty ones included), every entry's mode and
-    # modification time and extended attributes, and every link's target
-    entries = sorted(os.path.relpath(os.path.join(d, n), ev.root) for d, dirs, names in os.walk(ev.root / "submission")
-                     for n in [*dirs, *names])
-    for e in (e for e in entries if delivered(e)):
-        st = os.lstat(ev.root / e)
-        blob += f"{e}@{st.st_mtime_ns}:{st.st_mode:o}".encode("utf-8", "surrogateescape") + b"\0"
-        try:
-            for name in os.listxattr(ev.root / e, follow_symlinks=False):
-                blob += name.encode() + b"=" + os.getxattr(ev.root / e, name, follow_symlinks=False) + b"\0"
-        except OSError:
-            pass
-    blob += "\0".join(f"{k}->{v}" for k, v in sorted(read_links(ev.root).items()) if delivered(k)).encode(
-        "utf-8", "surrogateescape")
-    packed = len(zlib.compress(blob, 9)) / 1024
-    ok = packed <= max_kb
-    return _result(ok, f"{len(files)} delivered file(s), {len(blob) / 1024:.1f} KB, {packed:.1f} KB compressed "
-                       f"(limit {max_kb:g} KB: {'code' if ok else 'more than code: stored results'})", files[:20])
