@@ -44,6 +44,7 @@ def test_every_cheat_must_stay_below_0_3(tmp_path):
     rec = validate_task(_calibrated(tmp_path / "a", cheats={"cheat-typed-in": typed_in}), install=False, write=False)
     check = next(c for c in rec.checks if c.name.startswith("cheats < 0.3"))
     assert not check.passed and "R_upper = 1.0000" in check.detail
+    assert "1 of the 3 required" in check.detail  # and one cheat is too few
 
 
 def test_a_well_calibrated_task_validates_and_records_it(tmp_path):
@@ -164,9 +165,10 @@ def test_every_bundled_task_is_complete(root):
     if task.scoring == "qa":  # one leaf per question, answers verified by running the analysis
         from workbench.scoring.qa import load_questions
 
-        qs = load_questions(task.paths.questions).questions
+        spec = load_questions(task.paths.questions)
+        qs = spec.questions
         assert sum(q.type == "mcq" for q in qs) >= 5 and sum(q.type == "oeq" for q in qs) >= 5
-        assert all(q.verified_by for q in qs) and len(leaves) == len(qs)
+        assert all(q.verified_by for q in qs) and len(leaves) == len(qs) + len(spec.gates)
     else:
         assert len(leaves) >= (15 if task.scoring == "rubric" else 5)
         assert {lf.phase for lf in leaves if lf.effective_weight > 0} == {"modeling", "execution", "validation"}

@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 
 MAX_REFERENCE_SEC = 180.0
 INVALID_MAX = 0.3
-MIN_CHEATS = 0  # raised to 3 once every bundled task carries its cheats (issue 17, in progress)
+MIN_CHEATS = 3  # of different kinds: fabricated outputs, a cheap run relabelled, a cache copied out
 
 
 def load_determinism(task: Task) -> Determinism:
