@@ -6,8 +6,9 @@ DEMO_TASK := tasks/h2-pes
 SUDO   := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 # bubblewrap: the sandbox; e2fsprogs: its sized volumes; bpftrace: the execution receipts
 APT_PACKAGES := bubblewrap util-linux python3-venv e2fsprogs bpftrace
-# only the tests need these: a real browser for the review app, a real PostgreSQL for the shared store
-TEST_APT_PACKAGES := chromium postgresql
+# only the tests need these: a real browser for the review app, a real PostgreSQL for the shared store,
+# a real Docker engine (and debootstrap for its base image: no registry is reachable) for the docker sandbox
+TEST_APT_PACKAGES := chromium postgresql docker.io debootstrap
 
 .PHONY: install system test-system demo tour test validate lint clean
 
@@ -22,7 +23,8 @@ system:
 	fi
 
 test-system:
-	@if ! command -v chromium >/dev/null || ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
+	@if ! command -v chromium >/dev/null || ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 \
+	    || ! command -v dockerd >/dev/null || ! command -v debootstrap >/dev/null; then \
 	  $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $(TEST_APT_PACKAGES); \
 	fi
@@ -45,6 +47,7 @@ tour: install
 test: install test-system
 	$(BIN)/workbench env install $(DEMO_TASK)
 	$(BIN)/ruff check workbench tests tasks benchmarks
+	bash .ci/docker-base
 	WORKBENCH_REQUIRE_TEST_TOOLS=1 $(BIN)/python -m pytest
 	$(BIN)/workbench task validate --no-record tasks
 

@@ -26,7 +26,7 @@ def test_rubric_stats_json_has_the_documented_shape():
 def test_rubric_stats_human_output_counts_leaves_per_phase():
     proc = run_cli("rubric", "stats", str(DEMO / "tests/rubric.json"))
     assert proc.returncode == 0
-    assert "19 leaves" in proc.stdout and "validation         9    0.6000" in proc.stdout
+    assert "22 leaves" in proc.stdout and "validation        10    0.6000" in proc.stdout
 
 
 @pytest.mark.parametrize("name", ["rice", "pinn", "semantic-self-consistency"])

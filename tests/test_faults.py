@@ -4,6 +4,7 @@ scoring/test_judge.py.) Every outcome is complete or cleanly re-runnable; nothin
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -30,19 +31,16 @@ def small_disk(tmp_path):
 def fill(disk: Path, leave: int = 0) -> Path:
     """Fill the filesystem to the last byte, then give back ``leave`` bytes; returns the filler file."""
     filler = disk / "filler"
-    with open(filler, "wb") as fh:
-        try:
-            while True:
-                fh.write(b"\0" * (1 << 16))
-                fh.flush()
-        except OSError:
-            pass
-    try:
-        while True:  # the last partial blocks
-            with open(filler, "ab") as fh:
-                fh.write(b"\0" * 512)
-    except OSError:
-        pass
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:  # unbuffered, so nothing is left over for a close to fail on
+        for size in (1 << 16, 512, 1):  # then the last partial blocks
+            try:
+                while os.write(fd, b"\0" * size) == size:
+                    pass
+            except OSError:
+                pass
+    finally:
+        os.close(fd)
     if leave:
         with open(filler, "r+b") as fh:
             fh.truncate(max(0, filler.stat().st_size - leave))

@@ -92,7 +92,7 @@ class Receipts(BaseModel):
 
 # --- building them --------------------------------------------------------------------------------
 
-def _origin(path: str, env_dir: str | None) -> Origin:
+def _origin(path: str, env_dir: str | None, image: bool = False) -> Origin:
     if env_dir and (path == env_dir or path.startswith(env_dir.rstrip("/") + "/")):
         return "environment"
     if path.startswith("/home/submission/"):
@@ -101,6 +101,8 @@ def _origin(path: str, env_dir: str | None) -> Origin:
         return "tmp"
     if path.startswith(SYSTEM_PREFIXES):
         return "system"
+    if image and path.startswith("/") and not path.startswith(("/dev/", "/proc/", "/run/")):
+        return "environment"  # the task's image, mounted read-only: nothing the submission wrote lives there
     return "unknown"
 
 
@@ -118,15 +120,18 @@ def _sha256(path: Path, cache: dict[str, str | None]) -> str | None:
     return cache[key]
 
 
-def build(raw, *, workdir: str, work: Path, env_dir: str | None, total_cpu_sec: float | None = None) -> Receipts:
+def build(raw, *, workdir: str, work: Path, env_dir: str | None, image: str | None = None,
+          total_cpu_sec: float | None = None) -> Receipts:
     """Receipts from a recorder's :class:`~workbench.sandbox.recorder.RawRecord`. ``workdir`` is the
-    package's path inside the sandbox, ``work`` its path on the host (on the sandbox's volume)."""
+    package's path inside the sandbox, ``work`` its path on the host (on the sandbox's volume); ``image``
+    the container image the replay ran in (docker), whose programs are hashed as the container saw them."""
     wd = workdir.rstrip("/") + "/"
     host_work = str(work).rstrip("/") + "/"
 
     def evidence_path(sandbox_path: str) -> str | None:
         return "submission/" + sandbox_path[len(wd):] if sandbox_path.startswith(wd) else None
 
+    in_image = image is not None
     t0 = min((ns for _, _, ns, _ in raw.execs), default=0)
     procs: dict[int, ProcessReceipt] = {}
     cache: dict[str, str | None] = {}
@@ -140,12 +145,12 @@ def build(raw, *, workdir: str, work: Path, env_dir: str | None, total_cpu_sec: 
             name = exec_paths[pid][-1]
         p = procs.get(pid)
         if p is None:
-            p = procs[pid] = ProcessReceipt(pid=pid, ppid=ppid, program=name, origin=_origin(name, env_dir),
+            p = procs[pid] = ProcessReceipt(pid=pid, ppid=ppid, program=name, origin=_origin(name, env_dir, in_image),
                                             started_sec=round((ns - t0) / 1e9, 6))
         p.programs.append(name)
-        p.program, p.origin = name, _origin(name, env_dir)
+        p.program, p.origin = name, _origin(name, env_dir, in_image)
         if p.origin in ("system", "environment"):
-            p.sha256 = _sha256(Path(name), cache)
+            p.sha256 = raw.program_hashes.get(name) if in_image else _sha256(Path(name), cache)
         elif p.origin == "submission":
             p.sha256 = volume_exec.get((pid, name)) or _sha256(Path(host_work + name[len(wd):]), cache)
     cpu: dict[int, int] = {}

@@ -261,7 +261,7 @@ def replay(task: Task, submission: Path, trial_dir: Path, *, timeout: float | No
         shutil.copy2(tp.stderr_log, ev_stage / "replay" / "stderr.log")
         manifest_digest, _ = freeze(ev_stage, tp.evidence)
         if result.record is not None:
-            rec = receipts.build(result.record, workdir=WORKDIR, work=work, env_dir=env["dir"])
+            rec = receipts.build(result.record, workdir=WORKDIR, work=work, env_dir=env["dir"], image=image)
         else:
             rec = receipts.unavailable(result.record_unavailable or "nothing was run")
         receipts_text = json.dumps(rec.model_dump(), indent=1)  # ASCII: names that are not UTF-8 survive

@@ -1,17 +1,22 @@
 """The docker sandbox. What it asks the engine for is checked everywhere; behaviour needs an engine
-(marker ``docker``: skipped on machines without one, which includes this project's CI machines)."""
+(marker ``docker``: CI starts an engine with .ci/docker-base; skipped where there is none)."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
+from pathlib import Path
 
 import pytest
 
-from tests.conftest import write_files, write_task
+from tests.conftest import required_tool_missing, write_files, write_task
+from workbench.receipts import Receipts
 from workbench.replay import replay
 from workbench.sandbox import Limits, Mount, SandboxSpec, get_sandbox
+from workbench.sandbox.base import UID_BASE
 from workbench.sandbox.docker import DockerSandbox, container_options, image_tag
+from workbench.sandbox.recorder import available as recorder_available
 from workbench.task import load_task
 
 
@@ -72,17 +77,22 @@ def _engine() -> bool:
 
 
 def _python_task(root, **kw):
-    """The mini task with an image that has Python (built by the engine on first use)."""
+    """The mini task with an image that has Python (built by the engine on first use, from the local
+    debian:bookworm-slim that .ci/docker-base makes)."""
     write_task(root, **kw)
-    (root / "environment" / "Dockerfile").write_text("FROM python:3.11-slim\n")
+    (root / "environment" / "Dockerfile").write_text(
+        "FROM debian:bookworm-slim\nRUN apt-get update -qq && apt-get install -y -qq --no-install-recommends "
+        "python3 >/dev/null && rm -rf /var/lib/apt/lists/*\n")
     return root
 
 
-needs_engine = pytest.mark.skipif(not _engine(), reason="no Docker engine on this machine; the docker tests run "
-                                                        "where one exists")
+@pytest.fixture
+def engine():
+    if not _engine():
+        required_tool_missing("a Docker engine (bash .ci/docker-base starts one and builds its base image)")
 
 @pytest.mark.docker
-@needs_engine
+@pytest.mark.usefixtures("engine")
 def test_a_replay_in_docker_is_isolated_and_recorded(tmp_path, host_http):
     port, hits = host_http
     task = load_task(_python_task(tmp_path / "t"))
@@ -101,12 +111,13 @@ true
     ev = tmp_path / "trial" / "evidence" / "submission" / "results"
     assert prov.status == "succeeded" and prov.sandbox["backend"] == "docker"
     assert hits == [] and (ev / "escape.txt").read_text() == ""  # no network, no secret, no write
-    assert (ev / "uid.txt").read_text().strip() == "1000"
+    uid = int((ev / "uid.txt").read_text())
+    assert uid == prov.sandbox["inner_uid"] and (uid >= UID_BASE if os.geteuid() == 0 else uid == 1000)
     assert json.loads((ev / "value.json").read_text()) == {"value": 42}
 
 
 @pytest.mark.docker
-@needs_engine
+@pytest.mark.usefixtures("engine")
 def test_docker_limits_hold(tmp_path):
     task = load_task(_python_task(tmp_path / "t", timeout_sec=5, memory_mb=256))
     sub = write_files(tmp_path / "sub", {"reproduce.sh": "python3 -c 'x = bytearray(2 * 1024**3)'\n"})
@@ -116,3 +127,24 @@ def test_docker_limits_hold(tmp_path):
     assert prov.timed_out and "timed out" in prov.failure_reasons[0]
     sub = write_files(tmp_path / "sub3", {"reproduce.sh": "echo x >> reproduce.sh\n"})
     assert "modified its own sources" in " ".join(replay(task, sub, tmp_path / "src", sandbox="docker").failure_reasons)
+
+
+@pytest.mark.docker
+@pytest.mark.usefixtures("engine")
+def test_a_replay_in_docker_has_receipts_like_bwrap(tmp_path):
+    """The image's python3 wrote value.json; cp wrote the copy, so the copy is not python's output."""
+    if not recorder_available()[0]:
+        required_tool_missing(f"the receipts recorder ({recorder_available()[1]})")
+    task = load_task(_python_task(tmp_path / "t"))
+    script = ("mkdir -p results\n"
+              "python3 -c \"import json; json.dump({'value': 42}, open('results/value.json', 'w'))\"\n"
+              "cp results/value.json results/copy.json\necho ok > results/log.txt\n")
+    sub = write_files(tmp_path / "sub", {"reproduce.sh": script})
+    prov = replay(task, sub, tmp_path / "trial", sandbox="docker")
+    assert prov.status == "succeeded" and prov.receipts_complete, prov.failure_reasons
+    r = Receipts.model_validate_json((tmp_path / "trial" / "replay" / "receipts.json").read_text())
+    python = r.runs_of("python3")
+    assert python and all(p.sha256 and p.origin in ("system", "environment") for p in python)
+    assert [Path(p.program).name for p in r.writers_of("submission/results/value.json")] == ["python3"]
+    assert [Path(p.program).name for p in r.writers_of("submission/results/copy.json")] == ["cp"]
+    assert python[0].cpu_sec > 0 and r.total_cpu_sec >= python[0].cpu_sec

@@ -260,13 +260,13 @@ def test_images_are_framed_as_untrusted_evidence_with_path_and_hash(tmp_path, su
     from workbench.evidence import Evidence, read_manifest
     from workbench.scoring.judge import gather_evidence
 
-    png = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQ"
-                           "AAAABJRU5ErkJggg==")
+    b64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+    assert base64.b64decode(b64).startswith(b"\x89PNG")
     rubric = {"id": "r", "sub_tasks": [{"id": "F", "task_category": "Validation", "method": "judge",
                                         "evidence_inputs": [{"path": "submission/results/fig.png"}]}]}
     task = load_task(write_task(tmp_path / "task", rubric=rubric))
-    sub = submission({"reproduce.sh": "mkdir -p results\ncp fig.bin results/fig.png\n"})
-    (sub / "fig.bin").write_bytes(png)
+    # drawn by the replay (a shipped .bin would be quarantined: data, not a source)
+    sub = submission({"reproduce.sh": f"mkdir -p results\necho {b64} | base64 -d > results/fig.png\n"})
     replay(task, sub, tmp_path / "t")
     ev = Evidence(tmp_path / "t" / "evidence")
     parts, hashes, _ = gather_evidence(ev, task.rubric.leaves[0], settings_for_images())

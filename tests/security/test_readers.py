@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, write_files, write_task
+from tests.conftest import REPO, write_files
 from tests.security.conftest import hostile_task
 from workbench.evidence import read_links, read_manifest
 from workbench.reader import Reader
@@ -23,21 +23,13 @@ pytestmark = pytest.mark.attack
 WDBC = REPO / "tasks" / "wdbc-diagnosis" / "tests"
 
 
-def wdbc_like(root: Path):
-    """A sota task with the real wdbc evaluator and labels, on the host's python (no environment)."""
-    write_task(root)
-    (root / "tests" / "rubric.json").unlink()
-    toml = (root / "task.toml").read_text().replace('paper = "none"', 'paper = "none"\nscoring = "sota"')
-    (root / "task.toml").write_text(toml)
-    (root / "tests" / "evaluator.py").write_text((WDBC / "evaluator.py").read_text())
-    (root / "tests" / "refs").mkdir()
-    (root / "tests" / "refs" / "labels.csv").write_text((WDBC / "refs" / "labels.csv").read_text())
-    (root / "tests" / "sota.json").write_text((WDBC / "sota.json").read_text())
-    return load_task(root)
-
-
+@pytest.mark.slow
 def test_the_evaluator_cannot_be_pointed_at_the_private_labels_by_a_link(tmp_path):
-    task = wdbc_like(tmp_path / "task")
+    """The real wdbc task, its evaluator in its environment (scikit-learn: it re-runs the declared CV)."""
+    from workbench.env import install_env
+
+    task = load_task(WDBC.parent)
+    install_env(task)
     labels = task.paths.tests / "refs" / "labels.csv"
     script = ("for i in all-features three-features; do mkdir -p results/$i; done\n"
               f"ln -s {labels} results/all-features/predictions.csv\n"  # the host path of the labels

@@ -9,11 +9,22 @@ every process the command started.
 from __future__ import annotations
 
 import os
+import secrets
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Protocol
 
 from ..errors import WorkbenchError
+
+# uids handed to sandboxes when the workbench runs as root; far above any login user
+UID_BASE = 2_000_000
+UID_SPAN = 1_000_000
+
+
+def pick_uid() -> int:
+    """A fresh host uid for one sandbox: its processes are then told apart from everything else on the host
+    (the recorder filters by it, the kill after a run reaches only them)."""
+    return UID_BASE + secrets.randbelow(UID_SPAN)
 
 
 class SandboxSetupError(WorkbenchError):

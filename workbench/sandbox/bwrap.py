@@ -36,18 +36,14 @@ import time
 from pathlib import Path
 
 from ..errors import WorkbenchError
-from .base import Limits, SandboxResult, SandboxSetupError, SandboxSpec, chown_tree
+from .base import Limits, SandboxResult, SandboxSetupError, SandboxSpec, chown_tree, pick_uid
 from .cgroups import Cgroup
 from .cpus import reserve_cpus
-from .recorder import Recorder
-from .recorder import available as recorder_available
+from .recorder import start_for as start_recording
 from .watch import MB, DiskWatch, drain
 
 log = logging.getLogger(__name__)
 
-# uids handed to sandboxes when the workbench runs as root; far above any login user
-UID_BASE = 2_000_000
-UID_SPAN = 1_000_000
 INNER_UID = 1000
 KILL_GRACE_SEC = 2.0
 POLL_SEC = 0.2
@@ -71,10 +67,6 @@ def _merged_usr_links() -> list[str]:
         elif p.is_dir():
             args += ["--ro-bind", str(p), f"/{name}"]
     return args
-
-
-def pick_uid() -> int:
-    return UID_BASE + secrets.randbelow(UID_SPAN)
 
 
 def _prlimit_args(limits: Limits, address_space: bool = True) -> list[str]:
@@ -250,18 +242,7 @@ class BwrapSandbox:
         log.debug("sandbox command: %s %s", cmd, args)
         watch = DiskWatch([m.source for m in spec.mounts if m.writable], lim.max_storage_mb, lim.max_files,
                           volumes=[m.volume for m in spec.mounts if m.writable and m.volume is not None])
-        recorder, unrecorded = None, None
-        if spec.record:
-            ok, unrecorded = recorder_available()
-            volume = next((m.volume for m in spec.mounts
-                           if m.writable and getattr(m.volume, "kind", "") == "ext4-loop"), None)
-            if ok and self.as_root:
-                try:
-                    recorder = Recorder(self.uid, volume.root if volume else None).__enter__()
-                except OSError as exc:
-                    recorder, unrecorded = None, f"the recorder did not start: {exc}"
-            elif ok:
-                unrecorded = "needs root"
+        recorder, unrecorded = start_recording(spec, self.uid if self.as_root else None)
         start = time.monotonic()
         timed_out, exceeded = False, None
         try:
@@ -356,7 +337,7 @@ class BwrapSandbox:
             oom_killed=oom,
             mechanisms=mechanisms,
             record=recorder.record if recorder is not None else None,
-            record_unavailable=None if recorder is not None or not spec.record else unrecorded,
+            record_unavailable=unrecorded,
         )
 
 

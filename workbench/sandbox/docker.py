@@ -3,32 +3,41 @@
 Each command runs in a fresh container of the task's image (built from ``environment/Dockerfile`` by
 :func:`task_image`): no network (``network_mode="none"``), every capability dropped,
 ``no-new-privileges``, a read-only root filesystem with size-bounded tmpfs ``/tmp`` and ``/dev/shm``,
-user 1000:1000, limits on memory (no swap), CPUs, processes, open files and file size, the submission
-bind-mounted read-write and everything else the caller mounts read-only. The wall clock, the storage
-and file-count watchdog and the capped logs are the same code as for bwrap (:mod:`.watch`); the
-container is killed and removed whatever happens.
+a host uid of its own (as root; 1000 otherwise), limits on memory (no swap), CPUs, processes, open
+files and file size, the submission bind-mounted read-write and everything else the caller mounts
+read-only. The wall clock, the storage and file-count watchdog and the capped logs are the same code as
+for bwrap (:mod:`.watch`); the container is killed and removed whatever happens.
 
-The machines this project is developed on have no Docker engine; the tests of this backend are marked
-``docker`` and run where one exists (see SECURITY.md).
+Execution receipts come from the same recorder as bwrap's (:func:`.recorder.start_for`: eBPF filtered by
+the container's host uid, fanotify on the submission's volume). Programs run from the image, so their
+hashes are read from the stopped container (``get_archive``), not from the host's files of that name.
+
+The tests of this backend are marked ``docker``; CI starts an engine and builds its base image from
+Debian (no registry is reachable here, see .ci/run).
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
+import posixpath
+import tarfile
 import tempfile
 import time
 from pathlib import Path
 
 from ..errors import WorkbenchError
 from ..io import digest_of, tree_hashes
-from .base import Limits, SandboxResult, SandboxSetupError, SandboxSpec, chown_tree
+from .base import Limits, SandboxResult, SandboxSetupError, SandboxSpec, chown_tree, pick_uid
+from .recorder import start_for as start_recording
 from .watch import MB, DiskWatch, write_capped
 
 log = logging.getLogger(__name__)
 INNER_UID = 1000
 POLL_SEC = 0.2
 STDIN_PATH = "/run/workbench-stdin"
+MAX_HASHED_PROGRAMS = 64
 
 
 def _client():
@@ -77,14 +86,14 @@ def task_image(task, client=None) -> str:
     return tag
 
 
-def container_options(spec: SandboxSpec, image: str) -> dict:
+def container_options(spec: SandboxSpec, image: str, uid: int = INNER_UID) -> dict:
     """The keyword arguments of ``containers.create``: every isolation setting in one place."""
     from docker.types import Ulimit
 
     lim: Limits = spec.limits
     tmp_mb = lim.tmp_mb
     return dict(
-        image=image, working_dir=spec.workdir, environment=dict(spec.env), user=f"{INNER_UID}:{INNER_UID}",
+        image=image, working_dir=spec.workdir, environment=dict(spec.env), user=f"{uid}:{uid}",
         network_mode="none" if spec.network == "none" else "host",
         cap_drop=["ALL"], security_opt=["no-new-privileges"], read_only=True, privileged=False,
         tmpfs={"/tmp": f"size={tmp_mb}m,mode=1777", "/dev/shm": f"size={max(1, tmp_mb // 4)}m,mode=1777"},
@@ -98,11 +107,54 @@ def container_options(spec: SandboxSpec, image: str) -> dict:
     )
 
 
+def _program_sha256(container, path: str, hops: int = 8) -> str | None:
+    """sha256 of the program ``path`` as the container's filesystem has it (links followed inside it)."""
+    for _ in range(hops):
+        try:
+            stream, _ = container.get_archive(path)
+        except Exception:
+            return None
+        with tempfile.TemporaryFile() as fh:
+            for chunk in stream:
+                fh.write(chunk)
+            fh.seek(0)
+            with tarfile.open(fileobj=fh) as tar:
+                member = tar.next()
+                if member is None:
+                    return None
+                if member.issym():
+                    path = posixpath.normpath(posixpath.join(posixpath.dirname(path), member.linkname))
+                    continue
+                if not member.isfile() or member.size == 0:  # docker-init: a placeholder for a bind mount
+                    return None
+                h, src = hashlib.sha256(), tar.extractfile(member)
+                while chunk := src.read(1 << 20):
+                    h.update(chunk)
+                return h.hexdigest()
+    return None
+
+
+def program_hashes(container, execs, workdir: str) -> dict[str, str]:
+    """{program path: sha256} of the image's programs the recorder saw executed (the submission's own are
+    hashed from its volume)."""
+    wd = workdir.rstrip("/") + "/"
+    paths = sorted({name for *_, name in execs if name.startswith("/") and not name.startswith((wd, "/tmp/"))})
+    out = {}
+    for path in paths[:MAX_HASHED_PROGRAMS]:
+        if (digest := _program_sha256(container, path)) is not None:
+            out[path] = digest
+    return out
+
+
 class DockerSandbox:
     name = "docker"
 
-    def __init__(self, client=None):
+    def __init__(self, client=None, uid: int | None = None):
         self._client = client
+        # as root, each container runs under a host uid of its own (as bwrap's sandboxes do): the recorder's
+        # probes filter by it, and no other process on the host shares it
+        self.as_root = os.geteuid() == 0
+        self.uid = (uid or pick_uid()) if self.as_root else INNER_UID
 
     @property
     def client(self):
@@ -119,12 +171,12 @@ class DockerSandbox:
 
     def describe(self) -> dict:
         v = self.client.version()
-        return {"backend": self.name, "version": v.get("Version"), "api": v.get("ApiVersion"), "inner_uid": INNER_UID}
+        return {"backend": self.name, "version": v.get("Version"), "api": v.get("ApiVersion"), "inner_uid": self.uid}
 
     def prepare(self, path: Path) -> None:
-        """Hand a staging tree to the container user (uid 1000) so it can write its outputs."""
-        if os.geteuid() == 0:
-            chown_tree(path, INNER_UID)
+        """Hand a staging tree to the container's user so it can write its outputs."""
+        if self.as_root:
+            chown_tree(path, self.uid)
 
     def run(self, argv: list[str], spec: SandboxSpec, stdout: Path, stderr: Path,
             stdin: bytes | None = None) -> SandboxResult:
@@ -132,7 +184,7 @@ class DockerSandbox:
         if not ok:
             raise SandboxSetupError(f"docker sandbox unavailable: {why}")
         image = spec.image or "debian:bookworm-slim"
-        opts = container_options(spec, image)
+        opts = container_options(spec, image, self.uid)
         stdin_dir = None
         if stdin is not None:  # handed over as a read-only file: no attach socket to manage
             stdin_dir = Path(tempfile.mkdtemp(prefix="workbench-stdin-"))
@@ -148,6 +200,7 @@ class DockerSandbox:
             container = self.client.containers.create(command=argv, **opts)
         except Exception as exc:
             raise SandboxSetupError(f"docker sandbox: could not create the container: {exc}") from exc
+        recorder, unrecorded = start_recording(spec, self.uid if self.as_root else None)
         start = time.monotonic()
         timed_out, exceeded, oom = False, None, False
         dropped: dict[str, int] = {}
@@ -171,7 +224,12 @@ class DockerSandbox:
             for name, path, flags in (("stdout", stdout, {"stdout": True, "stderr": False}),
                                       ("stderr", stderr, {"stdout": False, "stderr": True})):
                 dropped[name] = write_capped(container.logs(stream=True, **flags), Path(path), lim.max_log_mb * MB)
+            if recorder is not None:
+                recorder.__exit__()
+                recorder.record.program_hashes = program_hashes(container, recorder.record.execs, spec.workdir)
         finally:
+            if recorder is not None:  # stopping twice is harmless
+                recorder.__exit__()
             try:
                 container.remove(force=True)
             except Exception as exc:  # pragma: no cover - best effort
@@ -192,4 +250,5 @@ class DockerSandbox:
                              limit_exceeded=exceeded, limit=limit, oom_killed=oom,
                              log_bytes_dropped={k: v for k, v in dropped.items() if v},
                              mechanisms={"memory": "docker --memory (cgroup)", "processes": "docker --pids-limit",
-                                         "cpu_quota": f"docker --cpus {lim.cpus}"})
+                                         "cpu_quota": f"docker --cpus {lim.cpus}"},
+                             record=recorder.record if recorder is not None else None, record_unavailable=unrecorded)

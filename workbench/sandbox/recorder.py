@@ -74,6 +74,25 @@ def available() -> tuple[bool, str]:
     return True, ""
 
 
+def start_for(spec, uid: int | None) -> tuple[Recorder | None, str | None]:
+    """Start recording a sandbox run of host uid ``uid`` if ``spec.record`` asks for it: (the recorder, None)
+    or (None, why nothing is recorded). ``uid`` is None when the backend cannot give the run a uid of its own
+    (not root), since the probes filter by it. Both sandbox backends call this, so they record alike."""
+    if not spec.record:
+        return None, None
+    ok, why = available()
+    if not ok:
+        return None, why
+    if uid is None:
+        return None, "needs root (a uid of the sandbox's own)"
+    volume = next((m.volume for m in spec.mounts if m.writable and getattr(m.volume, "kind", "") == "ext4-loop"),
+                  None)
+    try:
+        return Recorder(uid, volume.root if volume else None).__enter__(), None
+    except OSError as exc:
+        return None, f"the recorder did not start: {exc}"
+
+
 @dataclass
 class Written:
     pid: int
@@ -93,6 +112,8 @@ class RawRecord:
     exits: list[tuple[int, int, int, int, int, int]] = field(default_factory=list)  # pid, tid, utime, stime, rss, ns
     files: list[Written] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    # sha256 of programs by the path the sandbox ran them from, where the host path is not theirs (an image)
+    program_hashes: dict[str, str] = field(default_factory=dict)
 
     @property
     def complete(self) -> bool:
