@@ -9,7 +9,7 @@ import sys
 import nbformat
 import pytest
 
-from tests.conftest import REPO, config, free_port, http_server, write_task
+from tests.conftest import DEMO, REPO, config, free_port, http_server, write_task
 from workbench.notebooks import STAGE_NOTEBOOKS, read_scraps
 from workbench.paths import RunPaths
 from workbench.pipeline import run_trial
@@ -41,7 +41,8 @@ def test_batch_trials_keep_executed_notebooks_that_open_cleanly(demo_batch):
     assert result.counts == {"skipped": 0, "complete": 4}
     store = Store.for_run(run)
     assert len(store.trial_ids()) == 4
-    assert len(store.frame("leaf_scores")) == 4 * 19 and len(store.frame("stage_timings")) == 4 * 4
+    leaves = len(load_task(DEMO).rubric.leaves)  # one row per leaf and trial
+    assert len(store.frame("leaf_scores")) == 4 * leaves and len(store.frame("stage_timings")) == 4 * 4
     for tid in ("h2-pes__oracle__1", "h2-pes__oracle__2", "h2-pes__nop__1", "h2-pes__nop__2"):
         tp = RunPaths(run).trial(tid)
         for stage, name in STAGE_NOTEBOOKS.items():

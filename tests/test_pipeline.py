@@ -52,11 +52,12 @@ def test_the_trial_directory_has_the_documented_layout(demo_batch):
     assert [a["name"] for a in run["matrix"]["agents"]] == ["oracle", "nop"] and "h2-pes" in run["tasks"]
 
 
-@pytest.mark.parametrize("name", ["partial", "invalid"])
-def test_calibration_submissions_earn_partial_credit_only(demo_task, tmp_path, name):
+@pytest.mark.parametrize(("name", "low", "high"), [("partial", 0.1, 0.5), ("invalid", 0.0, 0.3)])
+def test_calibration_submissions_earn_partial_credit_only(demo_task, tmp_path, name, low, high):
+    # the invalid types the paper's values in: no PySCF process wrote them, so its root gates fail
     replay(demo_task, DEMO / "calibration" / name, tmp_path)
     s = score_trial(demo_task, tmp_path)
-    assert 0.1 < s.R < 0.5 and not s.full
+    assert low <= s.R < high and not s.full
     by = {lf.id: lf for lf in s.leaves}
     assert by["C3"].score == 0 and by["C4"].score == 0  # the headline numbers are not supported
 
