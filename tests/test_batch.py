@@ -222,12 +222,14 @@ agent = "oracle"
 
 @pytest.mark.parametrize("text,msg", [
     ('tasks = []\n[[agents]]\nname = "a"\nagent = "nop"\n', "tasks: List should have at least 1 item"),
-    ('tasks = ["{task}"]\n[[agents]]\nname = "a"\nagent = "gpt"\n', "agents.0.agent: Value error, unknown agent"),
+    ('tasks = ["{task}"]\n[[agents]]\nname = "a"\nagent = "gpt"\n', "agents.0.agent: unknown agent"),
     ('tasks = ["{task}"]\nattempts = 0\n[[agents]]\nname = "a"\nagent = "nop"\n', "attempts: Input should be"),
     ('tasks = ["{task}"]\n[[agents]]\nname = "a b"\nagent = "nop"\n', "agents.0.name"),
     ('tasks = ["{task}"]\n[[agents]]\nname = "a"\nagent = "nop"\nfallback = "z"\n', "a.fallback = 'z'"),
     ('tasks = ["nowhere"]\n[[agents]]\nname = "a"\nagent = "nop"\n', "tasks.0: 'nowhere' is not a task"),
     ('tasks = ["{task}"]\nagent = [\n', "not valid TOML"),
+    ('tasks = ["{task}"]\n[[agents]]\nname = "a"\nagent = "nop"\noptions = { modle = 1 }\n',
+     "agents.0: the nop agent has no option 'modle'"),
     ('tasks = ["{task}"]\nworkers = 3\n[[agents]]\nname = "a"\nagent = "nop"\n', "workers: Extra inputs"),
 ])
 def test_bad_matrices_name_the_file_and_field(tmp_path, text, msg):

@@ -29,9 +29,11 @@ def pydantic_problems(file: str, exc) -> list[str]:
 
     out = []
     for err in exc.errors():
-        loc = ".".join(part(p) for p in err.get("loc", ())) or "<root>"
+        loc = ".".join(part(p) for p in err.get("loc", ()))
         msg = err.get("msg", "invalid")
-        out.append(f"{file}: {loc}: {msg}")
+        if err.get("type") == "value_error":  # our own validators' messages, without pydantic's prefix
+            msg = msg.removeprefix("Value error, ")
+        out.append(f"{file}: {loc}: {msg}" if loc else f"{file}: {msg}")
     return out
 
 

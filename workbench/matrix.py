@@ -66,6 +66,13 @@ class AgentConfig(BaseModel):
             raise ValueError(f"unknown agent {v!r}; known: {', '.join(sorted(AGENTS))}")
         return v
 
+    @model_validator(mode="after")
+    def _agent_accepts(self):
+        from .agents import AGENTS
+
+        AGENTS[self.agent].check_config(self.model, self.options)  # before any trial is recorded
+        return self
+
 
 class Matrix(BaseModel):
     model_config = ConfigDict(extra="forbid")

@@ -80,8 +80,8 @@ def test_cli_agent_outcomes(tmp_path):
     slow = run_session(task, AgentConfig(name="d", agent="cli", options={"command": "sleep 30"},
                                          time_scale=2 / 3600), tmp_path / "d")
     assert slow.agent_status == "timeout"
-    bad = run_session(task, AgentConfig(name="e", agent="cli"), tmp_path / "e")
-    assert bad.agent_status == "agent_error" and "options.command or options.preset" in bad.message
+    with pytest.raises(ValueError, match="needs -o preset=NAME"):
+        AgentConfig(name="e", agent="cli")  # refused before any trial is recorded
 
 
 def test_usage_parsers_for_claude_code_and_codex():
@@ -154,3 +154,48 @@ def test_presets_expand_to_the_documented_commands():
     assert codex.startswith("codex exec --json") and " -m " not in codex and "OPENAI_API_KEY" in env
     raw, _, _ = CLIAgent(options={"command": "awk '{print $1}' {instruction} ${HOME}"}).command(Budget(wall_sec=1))
     assert raw == "awk '{print $1}' /home/task/instruction.md ${HOME}"
+
+
+# --- an agent that cannot start is an infrastructure error, never a 0 (issue 18, item 1) ----------------
+
+def _run_trial_cli(tmp_path, *args):
+    task = write_task(tmp_path / "task")
+    return run_cli("run", str(task), "--out", str(tmp_path / "run"), "--engine", "inline", *args), tmp_path / "run"
+
+
+def _statuses(run):
+    return {p.parent.name: json.loads(p.read_text())["status"] for p in (run / "trials").glob("*/trial.json")}
+
+
+@pytest.mark.parametrize(("args", "cause"), [
+    (["--agent", "cli", "-o", "preset=claude-code", "-o", "env=[]"], "'claude' is not installed"),
+    (["--agent", "cli", "-o", "command=no-such-agent-cli --go"], "could not start (exit 127)"),
+    (["--agent", "replay", "-o", "submission=/nope"], "/nope is not a directory"),
+])
+def test_an_agent_that_cannot_start_is_an_infra_error_with_its_cause(tmp_path, monkeypatch, args, cause):
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no claude here, whatever the developer's machine has
+    proc, run = _run_trial_cli(tmp_path, *args)
+    assert proc.returncode == 1 and cause in proc.stderr and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1  # one line
+    assert list(_statuses(run).values()) == ["infra_error"]  # recorded as such: never "complete" with R = 0
+    assert not list(run.glob("trials/*/scores.json"))
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--agent", "cli", "-o", "preset=claude-cod"], "unknown cli preset 'claude-cod'"),
+    (["--agent", "oracle", "-o", "modle=x"], "the oracle agent has no option 'modle'"),
+    (["--agent", "openai"], "the openai agent needs a model"),
+    (["--agent", "replay"], "needs -o submission=DIR"),
+])
+def test_a_misconfigured_agent_is_refused_before_any_trial_is_recorded(tmp_path, args, message):
+    proc, run = _run_trial_cli(tmp_path, *args)
+    assert proc.returncode == 1 and message in proc.stderr and "Traceback" not in proc.stderr
+    assert not (run / "trials").exists()
+
+
+def test_credentials_missing_for_a_preset_is_said_before_it_runs(tmp_path, monkeypatch):
+    for k in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN"):
+        monkeypatch.delenv(k, raising=False)
+    proc, run = _run_trial_cli(tmp_path, "--agent", "cli", "-o", "preset=claude-code")
+    assert proc.returncode == 1 and "set one of ANTHROPIC_API_KEY" in proc.stderr
+    assert list(_statuses(run).values()) == ["infra_error"]

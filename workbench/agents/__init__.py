@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import WorkbenchError
-from .base import Agent, AgentResult, BaseAgent, Budget, TaskView, Trajectory, Usage
+from .base import Agent, AgentResult, AgentStartError, BaseAgent, Budget, TaskView, Trajectory, Usage
 from .cli_agent import CLIAgent
 from .nop import NopAgent
 from .openai_agent import OpenAIAgent
@@ -25,5 +25,5 @@ def get_agent(name: str, model: str | None = None, options: dict[str, Any] | Non
     return cls(model=model, options=options)
 
 
-__all__ = ["AGENTS", "Agent", "AgentResult", "BaseAgent", "Budget", "CLIAgent", "NopAgent", "OpenAIAgent",
-           "OracleAgent", "RefuseAgent", "ReplayAgent", "TaskView", "Trajectory", "Usage", "get_agent"]
+__all__ = ["AGENTS", "Agent", "AgentResult", "AgentStartError", "BaseAgent", "Budget", "CLIAgent", "NopAgent",
+           "OpenAIAgent", "OracleAgent", "RefuseAgent", "ReplayAgent", "TaskView", "Trajectory", "Usage", "get_agent"]

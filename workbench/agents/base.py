@@ -8,7 +8,9 @@ marked ``privileged`` (the oracle, which documents a perfect delivery) are hande
 Statuses: ``completed`` (it finished or stopped on its own), ``refused`` (the model declined the task),
 ``timeout`` (the wall-clock budget ran out), ``budget_exhausted`` (turns, tokens or cost), ``agent_error``
 (the agent itself failed). A failure of the infrastructure (the model endpoint after all retries, the
-sandbox) is raised as an exception instead and becomes the trial's ``infra_error``.
+sandbox) is raised as an exception instead and becomes the trial's ``infra_error``; so is an agent that
+could not start at all (:class:`AgentStartError`): a misconfiguration must not score 0 as if it had tried.
+Each agent names the options it takes, and a configuration with any other is refused before a trial runs.
 """
 
 from __future__ import annotations
@@ -21,10 +23,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from ..errors import WorkbenchError
 from ..task import Task
 
 if TYPE_CHECKING:
     from .workspace import Workspace
+
+class AgentStartError(WorkbenchError):
+    """The agent could not start: its program is not installed, its credentials or inputs are missing.
+    The trial becomes ``infra_error`` with this one-line cause, never an outcome scored 0."""
+
+
+# options every agent takes (read by the session, not the agent)
+SESSION_OPTIONS = frozenset({"scoring_service"})
 
 Status = Literal["completed", "refused", "timeout", "budget_exhausted", "agent_error"]
 OBSERVATION_LIMIT = 8000
@@ -184,6 +195,15 @@ class BaseAgent:
     name = "base"
     privileged = False
     default_network = "none"
+    options_known: frozenset[str] = frozenset()  # the options this agent reads
+
+    @classmethod
+    def check_config(cls, model: str | None, options: dict[str, Any]) -> None:
+        """Refuse a configuration this agent cannot run (``ValueError``, one line): unknown options here."""
+        unknown = sorted(set(options) - cls.options_known - SESSION_OPTIONS)
+        if unknown:
+            known = ", ".join(sorted(cls.options_known | SESSION_OPTIONS))
+            raise ValueError(f"the {cls.name} agent has no option {', '.join(map(repr, unknown))} (it takes: {known})")
 
     def __init__(self, model: str | None = None, options: dict[str, Any] | None = None):
         self.model = model

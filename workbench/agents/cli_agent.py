@@ -14,9 +14,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 
 from ..task import Task
-from .base import AgentResult, BaseAgent, Budget, TaskView, Trajectory, Usage
+from .base import AgentResult, AgentStartError, BaseAgent, Budget, TaskView, Trajectory, Usage
 from .openai_agent import REFUSAL
 from .workspace import Workspace, version_of
 
@@ -82,9 +83,22 @@ def parse_usage(stdout: str) -> tuple[Usage, str]:
     return (usage if found else Usage()), text
 
 
+NOT_STARTED = (126, 127)  # the shell's codes for a command it could not execute or find
+
+
 class CLIAgent(BaseAgent):
     name = "cli"
     default_network = "host"
+    options_known = frozenset({"preset", "command", "env"})
+
+    @classmethod
+    def check_config(cls, model, options) -> None:
+        super().check_config(model, options)
+        preset = options.get("preset")
+        if preset is not None and preset not in PRESETS:
+            raise ValueError(f"unknown cli preset {preset!r} (known: {', '.join(sorted(PRESETS))})")
+        if not options.get("command") and preset is None:
+            raise ValueError("the cli agent needs -o preset=NAME (claude-code, codex) or -o command=...")
 
     def command(self, budget: Budget) -> tuple[str, list[str], list[str] | None]:
         preset = PRESETS.get(self.options.get("preset", ""), {})
@@ -103,8 +117,13 @@ class CLIAgent(BaseAgent):
         try:
             command, env_names, version_cmd = self.command(budget)
         except (ValueError, KeyError) as exc:
-            return AgentResult("agent_error", f"bad cli configuration: {exc}")
+            raise AgentStartError(f"bad cli configuration: {exc}") from None
+        preset = self.options.get("preset")
+        if preset and not self.options.get("env") and env_names and not any(k in os.environ for k in env_names):
+            raise AgentStartError(f"the {preset} preset needs credentials: set one of {', '.join(env_names)}")
         workspace.extra_env.update({k: os.environ[k] for k in env_names if k in os.environ})
+        if version_cmd and shutil.which(version_cmd[0]) is None:
+            raise AgentStartError(f"the {preset} preset's program {version_cmd[0]!r} is not installed (not on PATH)")
         version = version_of(version_cmd) if version_cmd else None
         trajectory.record("system", f"$ {command}", cli_version=version, env_passed=sorted(
             k for k in env_names if k in os.environ), network=workspace.network)
@@ -117,6 +136,9 @@ class CLIAgent(BaseAgent):
             return AgentResult("timeout", f"the {budget.wall_sec:.0f} s budget ran out", usage)
         if final and REFUSAL.match(final.strip()) and usage.turns <= 1:
             return AgentResult("refused", final.strip(), usage)
+        if res.exit_code in NOT_STARTED and not usage.turns:
+            last = next((ln for ln in reversed(res.output.splitlines()) if ln.strip()), "")
+            raise AgentStartError(f"the CLI could not start (exit {res.exit_code}): {last.strip()[:300]}")
         if res.exit_code != 0:
             return AgentResult("agent_error", f"the CLI exited with code {res.exit_code}", usage,
                                {"output_tail": res.output[-2000:]})

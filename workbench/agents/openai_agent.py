@@ -74,6 +74,13 @@ def is_refusal(message) -> bool:
 class OpenAIAgent(BaseAgent):
     name = "openai"
     default_network = "none"  # tool calls need none: the model is called from the host
+    options_known = frozenset({"base_url", "api_key", "tool_timeout_sec", "max_attempts", "request"})
+
+    @classmethod
+    def check_config(cls, model, options) -> None:
+        super().check_config(model, options)
+        if not model:
+            raise ValueError("the openai agent needs a model (--model, or model = ... in the matrix)")
 
     def run(self, view: TaskView, workspace: Workspace, budget: Budget, trajectory: Trajectory,
             task: Task | None = None) -> AgentResult:

@@ -13,6 +13,7 @@ from .workspace import Workspace
 
 class RefuseAgent(BaseAgent):
     name = "refuse"
+    options_known = frozenset({"message"})
 
     def run(self, view: TaskView, workspace: Workspace, budget: Budget, trajectory: Trajectory,
             task: Task | None = None) -> AgentResult:

@@ -12,30 +12,37 @@ from pathlib import Path
 
 from ..io import copy_tree
 from ..task import Task
-from .base import AgentResult, BaseAgent, Budget, TaskView, Trajectory
+from .base import AgentResult, AgentStartError, BaseAgent, Budget, TaskView, Trajectory
 from .workspace import Workspace
 
 
 class ReplayAgent(BaseAgent):
     name = "replay"
+    options_known = frozenset({"submission", "trajectory"})
+
+    @classmethod
+    def check_config(cls, model, options) -> None:
+        super().check_config(model, options)
+        if not options.get("submission") and not options.get("trajectory"):
+            raise ValueError("the replay agent needs -o submission=DIR or -o trajectory=FILE")
 
     def run(self, view: TaskView, workspace: Workspace, budget: Budget, trajectory: Trajectory,
             task: Task | None = None) -> AgentResult:
         if self.options.get("submission"):
             src = Path(self.options["submission"])
             if not src.is_dir():
-                return AgentResult("agent_error", f"recorded submission {src} is not a directory")
+                raise AgentStartError(f"the replay agent's recorded submission {src} is not a directory")
             copy_tree(src, workspace.work, dirs_exist_ok=True)
             trajectory.record("agent", f"re-applied the recorded submission {src}", tool_calls=[
                 {"id": "replay-1", "name": "copy_submission", "arguments": json.dumps({"source": str(src)})}])
             return AgentResult("completed", "recorded submission re-applied")
         if self.options.get("trajectory"):
             return self._trajectory(Path(self.options["trajectory"]), workspace, budget, trajectory)
-        return AgentResult("agent_error", "the replay agent needs options.submission or options.trajectory")
+        raise AgentStartError("the replay agent needs options.submission or options.trajectory")
 
     def _trajectory(self, path: Path, ws: Workspace, budget: Budget, trajectory: Trajectory) -> AgentResult:
         if not path.is_file():
-            return AgentResult("agent_error", f"recorded trajectory {path} not found")
+            raise AgentStartError(f"the replay agent's recorded trajectory {path} is not a file")
         n = 0
         for line in path.read_text(encoding="utf-8").splitlines():
             rec = json.loads(line)
