@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 
@@ -77,6 +78,23 @@ def test_replay_and_score_commands(tmp_path):
     proc = run_cli("replay", str(root), "--submission", str(root / "environment/starter_submission"),
                    "--out", str(tmp_path / "t2"))
     assert proc.returncode == 3 and "replay failed: exit 1" in proc.stdout
+
+
+def test_scoring_a_trial_against_another_task_is_refused_and_keeps_its_scores(tmp_path):
+    root = write_task(tmp_path / "t")
+    trial = tmp_path / "trial"
+    run_cli("replay", str(root), "--submission", str(root / "solution"), "--out", str(trial))
+    assert run_cli("score", str(root), "--trial", str(trial)).returncode == 0
+    before = (trial / "scores.json").read_bytes()
+    other = write_task(tmp_path / "other", rubric={"id": "o", "sub_tasks": [
+        {"id": "X", "task_category": "Execution", "check": {"kind": "replay_succeeded"}}]})
+    proc = run_cli("score", str(other), "--trial", str(trial))
+    assert proc.returncode == 1 and "replayed for task 't', not 'other'" in proc.stderr
+    assert "Traceback" not in proc.stderr and (trial / "scores.json").read_bytes() == before
+    assert run_cli("score", str(other), "--trial", str(trial), "--force").returncode == 0  # when meant
+    renamed = tmp_path / "renamed"  # the same task under another name is the same task
+    shutil.copytree(root, renamed)
+    assert run_cli("score", str(renamed), "--trial", str(trial)).returncode == 0
 
 
 def test_relative_paths_given_to_the_cli_reach_every_stage_resolved(tmp_path):

@@ -269,7 +269,9 @@ def score_cmd(task_dir: Path = TASK_DIR, trial: Path = typer.Option(..., "--tria
                                                      "(the judge is called again for them); the rest is kept."),
               as_json: bool = typer.Option(False, "--json", help="Print scores.json."),
               db: str | None = typer.Option(None, "--db", help="SQLAlchemy URL of the run's results store, whose "
-                                            "reviews are applied (default: WORKBENCH_STORE_URL, else the run's).")):
+                                            "reviews are applied (default: WORKBENCH_STORE_URL, else the run's)."),
+              force: bool = typer.Option(False, "--force", help="Score a trial replayed for another task anyway "
+                                         "(its scores are replaced).")):
     """Score a trial's frozen evidence against the task's rubric; writes scores.json (and, for a trial in a
     run, its trial.json outcome and index row)."""
     from .paths import run_of
@@ -280,7 +282,8 @@ def score_cmd(task_dir: Path = TASK_DIR, trial: Path = typer.Option(..., "--tria
     only = {x.strip() for x in only_leaves.split(",") if x.strip()} if only_leaves else None
     run = run_of(trial)
     store = Store.for_run(run, db) if db and run is not None else None
-    scores = score_trial(load_task(task_dir), trial, judge=_judge(judge_model), only_leaves=only, store=store)
+    scores = score_trial(load_task(task_dir), trial, judge=_judge(judge_model), only_leaves=only, store=store,
+                         force=force)
     if as_json:
         typer.echo(scores.model_dump_json(indent=2))
     else:

@@ -43,6 +43,7 @@ class Provenance(BaseModel):
     """replay/provenance.json"""
 
     task: str
+    task_digest: str | None = None  # the task package's content hash at replay time (which task this is)
     status: Literal["succeeded", "failed"]
     failure_reasons: list[str] = Field(default_factory=list)
     exit_code: int | None
@@ -268,7 +269,7 @@ def replay(task: Task, submission: Path, trial_dir: Path, *, timeout: float | No
         atomic_write_text(tp.receipts, receipts_text)
 
         prov = Provenance(
-            task=task.id,
+            task=task.id, task_digest=task.content_hash(),
             status="failed" if reasons else "succeeded",
             failure_reasons=reasons,
             exit_code=result.exit_code,

@@ -163,12 +163,22 @@ def _previous(tp: TrialPaths) -> Scores | None:
         return None
 
 
+def same_task(task: Task, prov: dict) -> bool:
+    """Whether a trial was replayed for ``task``: its name, or (a renamed copy) its content. An edited task
+    of the same name is the same task (re-scoring after a rubric fix is the point of scoring again)."""
+    return prov.get("task") == task.id or (prov.get("task_digest") is not None
+                                           and prov.get("task_digest") == task.content_hash())
+
+
 def score_trial(task: Task, trial_dir: Path | str, *, judge: JudgeSettings | None = None,
-                only_leaves: set[str] | None = None, store=None) -> Scores:
+                only_leaves: set[str] | None = None, store=None, force: bool = False) -> Scores:
     tp = TrialPaths(Path(trial_dir).resolve())
     if not tp.provenance.is_file():
         raise WorkbenchError(f"{tp.provenance}: missing; the replay did not finish. Re-run it before scoring.")
     prov = read_json(tp.provenance)
+    if not force and not same_task(task, prov):
+        raise WorkbenchError(f"{tp.root}: replayed for task {prov.get('task')!r}, not {task.id!r}; scoring it "
+                             f"against another task would replace its scores (they are kept; --force to do it)")
     digest = prov.get("evidence_manifest_digest")
     ensure_intact(tp.evidence, digest)
     ev = Evidence(tp.evidence, prov)
