@@ -110,3 +110,15 @@ def test_relative_paths_given_to_the_cli_reach_every_stage_resolved(tmp_path):
     assert scores["sota"]["band"] == "surpass" and scores["R"] == 1.0
     again = run_cli("score", "tasks/sota", "--trial", "runs/rel/trials/sota__oracle__1", "--json", cwd=tmp_path)
     assert again.returncode == 0 and json.loads(again.stdout)["R"] == 1.0
+
+
+@pytest.mark.parametrize(("typo", "where"), [({"wieght": 3}, "sub_tasks.0.wieght"),
+                                              ({"metod": "judge"}, "sub_tasks.0.metod")])
+def test_a_rubric_typo_is_an_error_naming_the_file_and_the_node(tmp_path, typo, where):
+    """A misspelt key once passed silently (a "wieght" left the phase weights as they were)."""
+    rubric = {"id": "r", "sub_tasks": [{"id": "A", "task_category": "Modeling", **typo},
+                                       {"id": "B", "task_category": "Execution"}]}
+    root = write_task(tmp_path / "t", rubric=rubric)
+    proc = run_cli("task", "check", str(root))
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert f"{root / 'tests' / 'rubric.json'}: {where}: Extra inputs are not permitted" in proc.stderr

@@ -3,8 +3,10 @@
 A node is ``{id, requirements, weight, sub_tasks, task_category, ...}``. Leaves carry a phase
 (through ``task_category``) and optionally ``title``, ``evidence_inputs``, ``gate``, ``critical``,
 ``check`` (a deterministic check spec), ``tolerance``, ``effective_points`` and ``method``. Graded
-trees add ``score``, ``valid_score`` and ``explanation``. Unknown fields are kept, not rejected,
-so files from other tools round-trip.
+trees add ``score``, ``valid_score`` and ``explanation``. Nodes are strict: a key that is not one of
+these is an error naming the file and the node's path (a ``"wieght"`` would otherwise silently change
+the phase weights). The other tools' own fields (PaperBench's ``judge_metadata``, PaperBenchX's
+``metric_operation``) are declared and kept, so their files round-trip.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ Method = Literal["deterministic", "judge", "expert"]
 
 
 class EvidenceInput(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="forbid")
     path: str
     kind: str | None = None
     role: str | None = None
@@ -28,7 +30,7 @@ class EvidenceInput(BaseModel):
 
 
 class RubricNode(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="forbid")
 
     id: str
     requirements: str = ""
@@ -50,6 +52,12 @@ class RubricNode(BaseModel):
     score: float | None = None
     valid_score: bool | None = None
     explanation: str | None = None
+    # qa leaves (scoring mode qa): the atomic facts the judge labels, and the question the answer is keyed by
+    facts: list[str] | None = None
+    answer_key: str | None = None
+    # other tools' fields, kept as they are
+    judge_metadata: Any = None  # PaperBench graded trees
+    metric_operation: Any = None  # PaperBenchX
 
     @field_validator("id", mode="before")
     @classmethod

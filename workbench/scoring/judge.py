@@ -412,7 +412,7 @@ def judge_leaf(task: Task, leaf: Leaf, ev: Evidence, settings: JudgeSettings, ju
                        requirements=leaf.node.requirements, question=PHASE_QUESTIONS.get(leaf.phase, ""),
                        context=context, n=len(leaf.node.evidence_inputs), limit=settings.excerpt_bytes,
                        evidence="\n\n".join(text_blocks) or "(no evidence inputs declared)")
-    facts = (leaf.node.model_extra or {}).get("facts")
+    facts = leaf.node.facts
     system = FACTS_SYSTEM if facts else SYSTEM.format(scale=SCALES[leaf.node.scale])
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": system},

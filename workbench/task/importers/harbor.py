@@ -133,7 +133,7 @@ def import_paperbenchx(src: Path, dest: Path) -> ImportReport:
     leaves = rubric.leaves
     rep.carry(f"tests/rubric.json: {len(leaves)} leaves with evidence_inputs, gates and critical flags "
               "(effective weights are recomputed from the tree)")
-    ops = [lf.id for lf in leaves if (lf.node.model_extra or {}).get("metric_operation")]
+    ops = [lf.id for lf in leaves if lf.node.metric_operation]
     if ops:
         rep.drop(f"metric_operation on {len(ops)} leaves: PaperBenchX's judge tools (derive_scientific_metrics) do not "
                  "exist here; the judge reads the evidence with its own tools, or write deterministic checks")
