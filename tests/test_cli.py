@@ -122,3 +122,39 @@ def test_a_rubric_typo_is_an_error_naming_the_file_and_the_node(tmp_path, typo, 
     proc = run_cli("task", "check", str(root))
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert f"{root / 'tests' / 'rubric.json'}: {where}: Extra inputs are not permitted" in proc.stderr
+
+
+def test_demo_never_deletes_a_folder_the_workbench_did_not_make(tmp_path):
+    mine = tmp_path / "notes"
+    mine.mkdir()
+    (mine / "thesis.md").write_text("two years of notes")
+    proc = run_cli("demo", "--out", str(mine), "--engine", "inline")
+    assert proc.returncode == 1 and "not made by the workbench; refusing to delete" in proc.stderr
+    assert (mine / "thesis.md").read_text() == "two years of notes" and "Traceback" not in proc.stderr
+
+
+def test_start_fresh_empties_only_its_own_folders(tmp_path):
+    from workbench.errors import WorkbenchError
+    from workbench.io import start_fresh
+
+    own = start_fresh(tmp_path / "a")
+    (own / "old-run.txt").write_text("x")
+    assert list(start_fresh(own).iterdir()) == [own / ".workbench-owned"]  # its own: started over
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "run.json").write_text("{}")  # a run made before the marker existed
+    start_fresh(run)
+    with pytest.raises(WorkbenchError, match="refusing"):
+        (tmp_path / "b").mkdir()
+        (tmp_path / "b" / "x").write_text("y")
+        start_fresh(tmp_path / "b")
+    assert (tmp_path / "b" / "x").is_file()
+
+
+def test_run_into_an_existing_attempt_says_so_unless_forced(tmp_path):
+    root = write_task(tmp_path / "t")
+    args = ("run", str(root), "--agent", "oracle", "--out", str(tmp_path / "run"), "--engine", "inline")
+    assert run_cli(*args).returncode == 0
+    proc = run_cli(*args)
+    assert proc.returncode == 1 and "attempt 1 of 'oracle' on t is already there; --attempt 2" in proc.stderr
+    assert run_cli(*args, "--force").returncode == 0 and run_cli(*args, "--attempt", "2").returncode == 0

@@ -320,11 +320,12 @@ def run_cmd(
     engine: str = typer.Option("papermill", "--engine", help="papermill (notebooks kept) or inline."),
     timeout: float | None = typer.Option(None, "--timeout", help="Override the replay time limit (s)."),
     sandbox: str = typer.Option("bwrap", "--sandbox", help=SANDBOX_HELP),
+    force: bool = typer.Option(False, "--force", help="Replace this attempt's trial if OUT already has it."),
 ):
     """One trial end to end: agent session -> clean replay -> scoring -> review queue."""
     from .matrix import AgentConfig
     from .paths import RunPaths
-    from .pipeline import lock_single_run, run_trial
+    from .pipeline import lock_single_run, run_trial, trial_id
     from .scoring import Scores
     from .task import load_task
 
@@ -332,6 +333,10 @@ def run_cmd(
     config = AgentConfig(name=name or agent, agent=agent, model=model, options=_options(option),
                          time_scale=time_scale, max_turns=max_turns, max_cost_usd=max_cost)
     run = RunPaths(out)
+    existing = run.trial(trial_id(task.id, config.name, attempt))
+    if existing.trial_json.is_file() and not force:
+        raise WorkbenchError(f"{existing.root}: attempt {attempt} of {config.name!r} on {task.id} is already there; "
+                             f"--attempt {attempt + 1} for another, or --force to replace it")
     lock_single_run(run, task, config)
     judge = _judge(judge_model)
     record = run_trial(task, config, out, attempt=attempt, engine=engine, timeout=timeout, sandbox=sandbox,
@@ -372,10 +377,9 @@ def demo_cmd(out: Path = typer.Option(Path("runs/demo"), "--out", resolve_path=T
 
     task = load_task(DEMO_TASK)
     install_env(task)
-    if out.exists():  # a demo always starts over, so an edited task never trips the run lock
-        from .io import remove_tree
+    from .io import start_fresh
 
-        remove_tree(out)
+    start_fresh(out)  # a demo starts over (an edited task never trips the run lock), but only in its own folder
     rows = []
     for agent in tqdm(["oracle", "nop"], desc="demo trials", unit="trial", file=sys.stderr):
         config = AgentConfig(name=agent, agent=agent)
