@@ -63,8 +63,28 @@ def test_bad_inputs_get_clear_errors_not_tracebacks(tmp_path):
     _clean_error(run_cli("replay", str(root), "--submission", str(tmp_path / "nope"), "--out", str(tmp_path / "o")),
                  "nope: not a directory")
     _clean_error(run_cli("run", str(DEMO), "--agent", "gpt-9", "--out", str(tmp_path / "runs")), "unknown agent")
+    (tmp_path / "empty").mkdir()
     _clean_error(run_cli("score", str(DEMO), "--trial", str(tmp_path / "empty")), "the replay did not finish")
-    _clean_error(run_cli("task", "list", str(tmp_path / "missing")), "not a directory")
+
+
+@pytest.mark.parametrize("args", [("task", "list", "/nope"), ("judge-eval", "/nope"), ("report", "/nope"),
+                                  ("score", str(DEMO), "--trial", "/nope"), ("task", "check", "/nope")])
+def test_paths_that_do_not_exist_are_usage_errors(args):
+    proc = run_cli(*args)
+    said = _plain(proc.stderr)
+    assert proc.returncode in (1, 2) and "Traceback" not in said
+    assert "'/nope' does not exist" in said or "/nope: not a directory" in said
+
+
+def _plain(text: str) -> str:
+    """The words of an error, whatever box the terminal drew around them."""
+    return " ".join(text.replace("│", " ").replace("╭", " ").replace("╰", " ").replace("─", " ").split())
+
+
+def test_a_sandbox_typo_is_refused_before_any_trial_is_recorded(tmp_path):
+    proc = run_cli("run", str(DEMO), "--agent", "nop", "--out", str(tmp_path / "run"), "--sandbox", "dokcer")
+    assert proc.returncode == 2 and "'dokcer' is not a sandbox (known: bwrap, docker)" in _plain(proc.stderr)
+    assert not (tmp_path / "run").exists()
 
 
 def test_replay_and_score_commands(tmp_path):

@@ -27,10 +27,12 @@ app.add_typer(env_app, name="env")
 DEMO_TASK = Path(__file__).resolve().parent.parent / "tasks" / "h2-pes"
 # every path a user types is resolved once, here at the edge, so the library never sees a relative path
 # (a relative --out once reached the sota evaluator, which runs from another working directory)
-TASK_DIR = typer.Argument(..., resolve_path=True, help="A task package directory (with task.toml).")
-RUN_DIR = typer.Argument(..., resolve_path=True, help="A run directory (with trials/).")
-TRIAL = typer.Argument(..., resolve_path=True, help="A trial directory (RUN/trials/TRIAL).")
-PATHS = typer.Argument(..., resolve_path=True, help="Task directories (or directories of tasks).")
+# paths a command reads must exist: typer says so in one line, before anything runs
+_EXISTING_DIR = {"resolve_path": True, "exists": True, "file_okay": False}
+TASK_DIR = typer.Argument(..., help="A task package directory (with task.toml).", **_EXISTING_DIR)
+RUN_DIR = typer.Argument(..., help="A run directory (with trials/).", **_EXISTING_DIR)
+TRIAL = typer.Argument(..., help="A trial directory (RUN/trials/TRIAL).", **_EXISTING_DIR)
+PATHS = typer.Argument(..., help="Task directories (or directories of tasks).", **_EXISTING_DIR)
 
 
 def _echo_err(msg: str) -> None:
@@ -209,6 +211,15 @@ def env_show(task_dir: Path = TASK_DIR):
 SANDBOX_HELP = "bwrap (local) or docker (needs an engine)."
 
 
+def _sandbox_name(value: str | None) -> str | None:
+    """Checked before any trial is recorded (a typo once became a trial's infra_error)."""
+    from .sandbox import SANDBOXES
+
+    if value is not None and value not in SANDBOXES:
+        raise typer.BadParameter(f"{value!r} is not a sandbox (known: {', '.join(sorted(SANDBOXES))})")
+    return value
+
+
 @app.command("replay")
 def replay_cmd(
     task_dir: Path = TASK_DIR,
@@ -217,7 +228,7 @@ def replay_cmd(
     out: Path = typer.Option(..., "--out", resolve_path=True,
                              help="Trial directory to write replay/ and evidence/ into."),
     timeout: float | None = typer.Option(None, "--timeout", help="Override the task's replay time limit (s)."),
-    sandbox: str = typer.Option("bwrap", "--sandbox", help=SANDBOX_HELP),
+    sandbox: str = typer.Option("bwrap", "--sandbox", help=SANDBOX_HELP, callback=_sandbox_name),
 ):
     """Clean replay of a submission: fresh sandbox, no network, evidence frozen read-only."""
     from .replay import replay
@@ -262,8 +273,8 @@ def _judge(model: str | None):
 
 
 @app.command("score")
-def score_cmd(task_dir: Path = TASK_DIR, trial: Path = typer.Option(..., "--trial", resolve_path=True,
-                                                                   help="Trial directory."),
+def score_cmd(task_dir: Path = TASK_DIR, trial: Path = typer.Option(..., "--trial", help="Trial directory.",
+                                                                   **_EXISTING_DIR),
               judge_model: str | None = typer.Option(None, "--judge-model", help=JUDGE_HELP),
               only_leaves: str | None = typer.Option(None, "--only-leaves", help="Comma-separated leaf ids to re-score "
                                                      "(the judge is called again for them); the rest is kept."),
@@ -319,7 +330,7 @@ def run_cmd(
     attempt: int = typer.Option(1, "--attempt", min=1),
     engine: str = typer.Option("papermill", "--engine", help="papermill (notebooks kept) or inline."),
     timeout: float | None = typer.Option(None, "--timeout", help="Override the replay time limit (s)."),
-    sandbox: str = typer.Option("bwrap", "--sandbox", help=SANDBOX_HELP),
+    sandbox: str = typer.Option("bwrap", "--sandbox", help=SANDBOX_HELP, callback=_sandbox_name),
     force: bool = typer.Option(False, "--force", help="Replace this attempt's trial if OUT already has it."),
 ):
     """One trial end to end: agent session -> clean replay -> scoring -> review queue."""
@@ -410,7 +421,8 @@ def batch_cmd(
     rerun_status: list[str] = typer.Option([], "--rerun-status",
                                            help="With --resume, also re-run trials in this status (infra_error)."),
     engine: str | None = typer.Option(None, "--engine", help="papermill or inline (default: the matrix's)."),
-    sandbox: str | None = typer.Option(None, "--sandbox", help="bwrap or docker (default: the matrix's)."),
+    sandbox: str | None = typer.Option(None, "--sandbox", help="bwrap or docker (default: the matrix's).",
+                                          callback=_sandbox_name),
 ):
     """Run every (task, configuration, attempt) of a matrix; resumable, each outcome exactly once.
 
@@ -594,7 +606,7 @@ def review_serve_cmd(run_dir: Path = RUN_DIR, port: int = typer.Option(8866, "--
 
 
 @app.command("report")
-def report_cmd(runs_dir: Path = typer.Argument(..., resolve_path=True, help="A run or a directory of runs."),
+def report_cmd(runs_dir: Path = typer.Argument(..., help="A run or a directory of runs.", **_EXISTING_DIR),
                out: Path = typer.Option(..., "--out", resolve_path=True, help="The HTML file to write (the executed "
                                                                             "notebook is kept beside it)."),
                title: str | None = typer.Option(None, "--title"),
