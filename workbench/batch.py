@@ -24,6 +24,7 @@ from typing import Any
 from sqlalchemy.exc import SQLAlchemyError
 
 from . import __version__
+from .agents import check_environments
 from .errors import WorkbenchError
 from .executors import EXECUTORS, get_executor
 from .io import atomic_write_json, read_json
@@ -177,6 +178,7 @@ def run_batch(matrix_path: Path, out: Path, *, executor: str = "local", workers:
     if bad:
         raise WorkbenchError(f"--rerun-status accepts {', '.join(RERUNNABLE)}; got {', '.join(sorted(bad))}")
     matrix, task_dirs = load_matrix(matrix_path)
+    check_environments(matrix.agents)  # a missing endpoint or CLI is said now, not as N infra_error trials
     tasks = [load_task(d) for d in task_dirs]
     run = RunPaths(Path(out).resolve())
     with exclusive_batch(run):

@@ -334,6 +334,7 @@ def run_cmd(
     force: bool = typer.Option(False, "--force", help="Replace this attempt's trial if OUT already has it."),
 ):
     """One trial end to end: agent session -> clean replay -> scoring -> review queue."""
+    from .agents import check_environments
     from .matrix import AgentConfig
     from .paths import RunPaths
     from .pipeline import lock_single_run, run_trial, trial_id
@@ -343,6 +344,7 @@ def run_cmd(
     task = load_task(task_dir)
     config = AgentConfig(name=name or agent, agent=agent, model=model, options=_options(option),
                          time_scale=time_scale, max_turns=max_turns, max_cost_usd=max_cost)
+    check_environments([config])  # before any trial is recorded
     run = RunPaths(out)
     existing = run.trial(trial_id(task.id, config.name, attempt))
     if existing.trial_json.is_file() and not force:

@@ -173,3 +173,25 @@ def test_the_session_cannot_read_private_task_files(mini_task, tmp_path, monkeyp
     # /home/task holds only the public files; no OPENAI_* credentials (0 matches); the private paths do not exist
     assert "instruction.md\npaper\n0\n" in obs[0] and obs[0].count("No such file") == 2
     assert all("No such file" in o for o in obs[1:5])
+
+
+def test_no_endpoint_is_said_before_any_work_starts(tmp_path, monkeypatch):
+    """No silent default to the public API with a dummy key: the variables to set, in one line, no trial."""
+    from tests.conftest import run_cli
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    task = write_task(tmp_path / "task")
+    proc = run_cli("run", str(task), "--agent", "openai", "--model", "m", "--out", str(tmp_path / "run"))
+    assert proc.returncode == 1 and "no model endpoint: set OPENAI_BASE_URL" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and not (tmp_path / "run").exists()
+
+
+def test_a_refused_connection_names_the_url_it_tried(mini_task, tmp_path):
+    from tests.conftest import free_port
+    from workbench.agents.llm import ModelEndpointError
+
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    config = AgentConfig(name="o", agent="openai", model="m", options={"base_url": url, "max_attempts": 1})
+    with pytest.raises(ModelEndpointError, match=f"model endpoint {url}/? failed 1 times; last: APIConnectionError"):
+        run_session(mini_task, config, tmp_path / "t")

@@ -25,5 +25,15 @@ def get_agent(name: str, model: str | None = None, options: dict[str, Any] | Non
     return cls(model=model, options=options)
 
 
+def check_environments(configs) -> None:
+    """Before any work starts: every configuration's agent can start here (else one line naming it)."""
+    for c in configs:
+        try:
+            AGENTS[c.agent].check_environment(c.model, c.options)
+        except AgentStartError as exc:
+            raise AgentStartError(f"configuration {c.name!r}: {exc}") from None
+
+
 __all__ = ["AGENTS", "Agent", "AgentResult", "AgentStartError", "BaseAgent", "Budget", "CLIAgent", "NopAgent",
-           "OpenAIAgent", "OracleAgent", "RefuseAgent", "ReplayAgent", "TaskView", "Trajectory", "Usage", "get_agent"]
+           "OpenAIAgent", "OracleAgent", "RefuseAgent", "ReplayAgent", "TaskView", "Trajectory", "Usage",
+           "check_environments", "get_agent"]

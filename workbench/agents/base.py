@@ -205,6 +205,11 @@ class BaseAgent:
             known = ", ".join(sorted(cls.options_known | SESSION_OPTIONS))
             raise ValueError(f"the {cls.name} agent has no option {', '.join(map(repr, unknown))} (it takes: {known})")
 
+    @classmethod
+    def check_environment(cls, model: str | None, options: dict[str, Any]) -> None:
+        """Refuse to start where this agent cannot run (:class:`AgentStartError`): its program not installed,
+        no endpoint or credentials. Called before any work starts (run, batch) and again by the agent."""
+
     def __init__(self, model: str | None = None, options: dict[str, Any] | None = None):
         self.model = model
         self.options = dict(options or {})

@@ -100,6 +100,19 @@ class CLIAgent(BaseAgent):
         if not options.get("command") and preset is None:
             raise ValueError("the cli agent needs -o preset=NAME (claude-code, codex) or -o command=...")
 
+    @classmethod
+    def check_environment(cls, model, options) -> None:
+        preset = options.get("preset")
+        if not preset or options.get("command"):
+            return
+        spec = PRESETS[preset]
+        names = list(options.get("env", spec["env"]))
+        if "env" not in options and names and not any(k in os.environ for k in names):
+            raise AgentStartError(f"the {preset} preset needs credentials: set one of {', '.join(names)}")
+        program = spec["version"][0]
+        if shutil.which(program) is None:
+            raise AgentStartError(f"the {preset} preset's program {program!r} is not installed (not on PATH)")
+
     def command(self, budget: Budget) -> tuple[str, list[str], list[str] | None]:
         preset = PRESETS.get(self.options.get("preset", ""), {})
         template = self.options.get("command") or preset.get("command")
@@ -118,12 +131,8 @@ class CLIAgent(BaseAgent):
             command, env_names, version_cmd = self.command(budget)
         except (ValueError, KeyError) as exc:
             raise AgentStartError(f"bad cli configuration: {exc}") from None
-        preset = self.options.get("preset")
-        if preset and not self.options.get("env") and env_names and not any(k in os.environ for k in env_names):
-            raise AgentStartError(f"the {preset} preset needs credentials: set one of {', '.join(env_names)}")
+        self.check_environment(self.model, self.options)
         workspace.extra_env.update({k: os.environ[k] for k in env_names if k in os.environ})
-        if version_cmd and shutil.which(version_cmd[0]) is None:
-            raise AgentStartError(f"the {preset} preset's program {version_cmd[0]!r} is not installed (not on PATH)")
         version = version_of(version_cmd) if version_cmd else None
         trajectory.record("system", f"$ {command}", cli_version=version, env_passed=sorted(
             k for k in env_names if k in os.environ), network=workspace.network)

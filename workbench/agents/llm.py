@@ -42,12 +42,22 @@ class Attempt:
     delay_sec: float
 
 
+class EndpointNotConfigured(WorkbenchError):
+    """Neither a base URL nor a key names an endpoint: said before any work starts, never a silent default."""
+
+
 def make_client(base_url: str | None = None, api_key: str | None = None, timeout: float = 600.0):
+    """An OpenAI-compatible client for the endpoint the configuration or the environment names: a base URL
+    (a local server needs no key), or a key alone for the public API. With neither, no public API is
+    called with a dummy key: :class:`EndpointNotConfigured` says which variables to set."""
     from openai import OpenAI
 
     base_url = base_url or os.environ.get("OPENAI_BASE_URL")
-    api_key = api_key or os.environ.get("OPENAI_API_KEY") or "unused"
-    return OpenAI(base_url=base_url, api_key=api_key, max_retries=0, timeout=timeout)
+    api_key = api_key or os.environ.get("OPENAI_API_KEY")
+    if not base_url and not api_key:
+        raise EndpointNotConfigured("no model endpoint: set OPENAI_BASE_URL (an OpenAI-compatible server) and/or "
+                                    "OPENAI_API_KEY, or pass -o base_url=... -o api_key=...")
+    return OpenAI(base_url=base_url, api_key=api_key or "unused", max_retries=0, timeout=timeout)
 
 
 def retry_after(exc: Exception) -> float | None:
@@ -100,4 +110,6 @@ def chat(client, *, remaining: Callable[[], float], on_retry: Callable[[Attempt]
         if delay >= remaining():
             raise TimeoutError("the session deadline would pass while waiting to retry the model call")
         sleep(delay)
-    raise ModelEndpointError(f"model endpoint failed {max_attempts} times; last: {type(last).__name__}: {last}")
+    where = getattr(client, "base_url", None)
+    raise ModelEndpointError(f"model endpoint {where} failed {max_attempts} times; last: {type(last).__name__}: "
+                             f"{last}")

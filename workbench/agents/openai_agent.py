@@ -14,8 +14,8 @@ import re
 from typing import Any
 
 from ..task import Task
-from .base import AgentResult, BaseAgent, Budget, TaskView, Trajectory, Usage, truncate
-from .llm import MAX_ATTEMPTS, AgentRequestError, Attempt, ModelEndpointError, chat, make_client
+from .base import AgentResult, AgentStartError, BaseAgent, Budget, TaskView, Trajectory, Usage, truncate
+from .llm import MAX_ATTEMPTS, AgentRequestError, Attempt, EndpointNotConfigured, ModelEndpointError, chat, make_client
 from .workspace import HOME, TASK_HOME, Workspace
 
 DEFAULT_TOOL_TIMEOUT = 600.0
@@ -82,11 +82,21 @@ class OpenAIAgent(BaseAgent):
         if not model:
             raise ValueError("the openai agent needs a model (--model, or model = ... in the matrix)")
 
+    @classmethod
+    def check_environment(cls, model, options) -> None:
+        try:
+            make_client(options.get("base_url"), options.get("api_key"))
+        except EndpointNotConfigured as exc:
+            raise AgentStartError(str(exc)) from None
+
     def run(self, view: TaskView, workspace: Workspace, budget: Budget, trajectory: Trajectory,
             task: Task | None = None) -> AgentResult:
         if not self.model:
             raise AgentRequestError("the openai agent needs a model (--model or model = ... in the matrix)")
-        client = make_client(self.options.get("base_url"), self.options.get("api_key"))
+        try:
+            client = make_client(self.options.get("base_url"), self.options.get("api_key"))
+        except EndpointNotConfigured as exc:
+            raise AgentStartError(str(exc)) from None
         usage = Usage()
         tool_timeout = float(self.options.get("tool_timeout_sec", DEFAULT_TOOL_TIMEOUT))
         tools = [*TOOLS, SUBMIT_TOOL] if workspace.scoring else TOOLS
