@@ -167,17 +167,19 @@ def _statuses(run):
     return {p.parent.name: json.loads(p.read_text())["status"] for p in (run / "trials").glob("*/trial.json")}
 
 
-@pytest.mark.parametrize(("args", "cause"), [
-    (["--agent", "cli", "-o", "preset=claude-code", "-o", "env=[]"], "'claude' is not installed"),
-    (["--agent", "cli", "-o", "command=no-such-agent-cli --go"], "could not start (exit 127)"),
-    (["--agent", "replay", "-o", "submission=/nope"], "/nope is not a directory"),
+@pytest.mark.parametrize(("args", "cause", "recorded"), [
+    # known before any work starts: refused, nothing recorded
+    (["--agent", "cli", "-o", "preset=claude-code", "-o", "env=[]"], "'claude' is not installed", []),
+    # known only once the session runs: the trial is infra_error
+    (["--agent", "cli", "-o", "command=no-such-agent-cli --go"], "could not start (exit 127)", ["infra_error"]),
+    (["--agent", "replay", "-o", "submission=/nope"], "/nope is not a directory", ["infra_error"]),
 ])
-def test_an_agent_that_cannot_start_is_an_infra_error_with_its_cause(tmp_path, monkeypatch, args, cause):
+def test_an_agent_that_cannot_start_is_an_infra_error_with_its_cause(tmp_path, monkeypatch, args, cause, recorded):
     monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no claude here, whatever the developer's machine has
     proc, run = _run_trial_cli(tmp_path, *args)
     assert proc.returncode == 1 and cause in proc.stderr and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1  # one line
-    assert list(_statuses(run).values()) == ["infra_error"]  # recorded as such: never "complete" with R = 0
+    assert list(_statuses(run).values()) == recorded if run.exists() else recorded == []  # never "complete", R = 0
     assert not list(run.glob("trials/*/scores.json"))
 
 
@@ -198,4 +200,4 @@ def test_credentials_missing_for_a_preset_is_said_before_it_runs(tmp_path, monke
         monkeypatch.delenv(k, raising=False)
     proc, run = _run_trial_cli(tmp_path, "--agent", "cli", "-o", "preset=claude-code")
     assert proc.returncode == 1 and "set one of ANTHROPIC_API_KEY" in proc.stderr
-    assert list(_statuses(run).values()) == ["infra_error"]
+    assert not run.exists()  # refused before any trial is recorded
