@@ -33,6 +33,7 @@ from .paths import RunPaths
 from .pipeline import read_trial, run_trial, trial_id
 from .store import Store
 from .task import Task, load_task
+from .trial_record import UNFINISHED
 
 log = logging.getLogger(__name__)
 
@@ -99,15 +100,19 @@ def _describe_change(old: dict[str, Any], new: dict[str, Any]) -> str:
                 o = {a["name"]: a for a in old.get(key, [])}
                 n = {a["name"]: a for a in new.get(key, [])}
                 for name in sorted(set(o) | set(n)):
-                    if o.get(name) != n.get(name):
-                        what = "added" if name not in o else "removed" if name not in n else "changed"
-                        diffs.append(f"agents[{name}]: {what}")
+                    if name not in o or name not in n:
+                        diffs.append(f"agents[{name}]: {'added' if name not in o else 'removed'}")
+                    elif o[name] != n[name]:  # name the field, not just the configuration
+                        diffs += [f"agents[{name}].{k}: {json.dumps(o[name].get(k))} -> {json.dumps(n[name].get(k))}"
+                                  for k in sorted(set(o[name]) | set(n[name])) if o[name].get(k) != n[name].get(k)]
             else:
                 diffs.append(f"{key}: {json.dumps(old.get(key))} -> {json.dumps(new.get(key))}")
     return "; ".join(diffs)
 
 
-def lock_batch(run: RunPaths, matrix: Matrix, tasks: list[Task], resume: bool) -> None:
+def lock_batch(run: RunPaths, matrix: Matrix, tasks: list[Task], resume: bool) -> dict[str, Any] | None:
+    """Refuse a resume of another matrix or task version; the run.json to write for a new batch, else None
+    (written once the batch can start: an unreachable scheduler leaves no run.json behind)."""
     lock = {"matrix": _matrix_lock(matrix), "tasks": {t.id: t.content_hash() for t in tasks}}
     if run.run_json.is_file():
         old = read_json(run.run_json)
@@ -122,11 +127,10 @@ def lock_batch(run: RunPaths, matrix: Matrix, tasks: list[Task], resume: bool) -
         if changed:
             raise WorkbenchError(f"refusing to resume {run.root}: task content changed since the batch started: "
                                  f"{', '.join(changed)}. Results would mix task versions; use a new --out.")
-        return
+        return None
     if resume:
         raise WorkbenchError(f"nothing to resume in {run.root} (no run.json); drop --resume to start a batch")
-    atomic_write_json(run.run_json, {**lock, "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
-                                     "workbench_version": __version__})
+    return {**lock, "created_at": datetime.now(UTC).isoformat(timespec="seconds"), "workbench_version": __version__}
 
 
 @contextmanager
@@ -157,12 +161,23 @@ def plan(matrix: Matrix, task_dirs: list[Path], out: Path, engine: str, sandbox:
 
 def pending(jobs: list[Job], run: RunPaths, rerun_status: tuple[str, ...]) -> list[Job]:
     """Jobs to run now: never run, interrupted, or in a status asked to be re-run."""
-    todo = []
-    for job in jobs:
-        rec = read_trial(run.trial(job.trial_id))
-        if rec is None or rec.status == "running" or rec.status in rerun_status:
-            todo.append(job)
-    return todo
+    return [job for job in jobs if _why_run(read_trial(run.trial(job.trial_id)), rerun_status)]
+
+
+def _why_run(rec, rerun_status: tuple[str, ...]) -> str | None:
+    if rec is None:
+        return "new"
+    if rec.status in UNFINISHED:
+        return "interrupted"
+    return rec.status if rec.status in rerun_status else None
+
+
+def resume_plan(jobs: list[Job], run: RunPaths, rerun_status: tuple[str, ...]) -> str:
+    """What a resume does, in one line: what it keeps and what it runs again."""
+    why = Counter(_why_run(read_trial(run.trial(j.trial_id)), rerun_status) or "kept" for j in jobs)
+    parts = [f"{why.pop('kept', 0)} kept", f"{why.pop('interrupted', 0)} interrupted re-run from scratch"]
+    parts += [f"{n} {status} re-run" for status, n in sorted(why.items()) if status != "new"]
+    return "resume: " + ", ".join(parts) + f", {why.get('new', 0)} not run yet"
 
 
 def run_batch(matrix_path: Path, out: Path, *, executor: str = "local", workers: int = 2,
@@ -177,22 +192,29 @@ def run_batch(matrix_path: Path, out: Path, *, executor: str = "local", workers:
     bad = set(rerun_status) - set(RERUNNABLE)
     if bad:
         raise WorkbenchError(f"--rerun-status accepts {', '.join(RERUNNABLE)}; got {', '.join(sorted(bad))}")
+    from .scoring.judge import JudgeSettings
+
     matrix, task_dirs = load_matrix(matrix_path)
     check_environments(matrix.agents)  # a missing endpoint or CLI is said now, not as N infra_error trials
+    JudgeSettings.from_env(matrix.judge_model)  # so is a judge model without an endpoint
     tasks = [load_task(d) for d in task_dirs]
     run = RunPaths(Path(out).resolve())
     with exclusive_batch(run):
-        lock_batch(run, matrix, tasks, resume)
+        new_lock = lock_batch(run, matrix, tasks, resume)
         jobs = plan(matrix, task_dirs, run.root, engine or matrix.engine, sandbox)
         todo = pending(jobs, run, rerun_status)
+        if resume and progress:
+            print(resume_plan(jobs, run, rerun_status), file=sys.stderr)
+        ex = get_executor(executor, workers, scheduler) if todo else None  # an unreachable scheduler: said now
+        if new_lock is not None:
+            atomic_write_json(run.run_json, new_lock)
         store = Store.for_run(run.root)
         store.rebuild(run.root)  # the index starts from what is on disk, whatever happened before
         result = BatchResult(out=run.root, total=len(jobs), skipped=len(jobs) - len(todo))
         counts: Counter[str] = Counter({"skipped": result.skipped})
-        if not todo:
+        if ex is None:
             result.counts = dict(counts)
             return result
-        ex = get_executor(executor, workers, scheduler)
         result.executor, result.dashboard = ex.describe(), getattr(ex, "dashboard", None)
         if result.dashboard and progress:
             print(f"dask dashboard: {result.dashboard}", file=sys.stderr)

@@ -39,8 +39,19 @@ def _echo_err(msg: str) -> None:
     typer.echo(msg, err=True)
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from . import __version__
+
+        typer.echo(f"workbench {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _main(verbose: bool = typer.Option(False, "--verbose", "-v", help="Log what each stage does.")) -> None:
+def _main(verbose: bool = typer.Option(False, "--verbose", "-v", help="Log what each stage does (also accepted "
+                                       "after the verb)."),
+          version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+                                       help="Print the version and exit.")) -> None:
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s", datefmt="%H:%M:%S")
 
@@ -193,7 +204,7 @@ def env_install(task_dir: Path = TASK_DIR, force: bool = typer.Option(False, hel
     from .env import install_env
     from .task import load_task
 
-    d = install_env(load_task(task_dir), force=force)
+    d = install_env(load_task(task_dir), force=force, say=_echo_err)
     typer.echo(f"environment: {d}" if d else "environment: host /usr (the task has no install.sh)")
 
 
@@ -244,7 +255,14 @@ def replay_cmd(
     raise typer.Exit(0 if prov.status == "succeeded" else 3)
 
 
-def _print_scores(scores, scores_path: Path) -> None:
+def _stage_line(text: str) -> None:
+    """A trial's stages as they start and end (stderr: stdout stays the result)."""
+    from datetime import datetime
+
+    _echo_err(f"{datetime.now():%H:%M:%S}  {text}")
+
+
+def _print_scores(scores, scores_path: Path, rescore: str | None = None) -> None:
     ph = scores.phases
     typer.echo(f"R = {scores.R:.4f}  full = {str(scores.full).lower()}  coverage = {scores.coverage:.3f}"
                f"  (modeling {ph['modeling']:.3f}, execution {ph['execution']:.3f}, "
@@ -260,6 +278,12 @@ def _print_scores(scores, scores_path: Path) -> None:
                    f"{u['prompt_tokens'] + u['completion_tokens']} tokens{cost}")
     for change in scores.fingerprint_changes:
         typer.echo(f"judge fingerprint changed: {change}")
+    withheld = [lf for lf in scores.leaves if lf.status == "withheld"]
+    if withheld:  # the judge or task code failed, not the submission: say why, and that it is not final
+        causes = sorted({(lf.error or lf.rationale or "withheld").splitlines()[0][:200] for lf in withheld})
+        typer.echo(f"withheld: {len(withheld)} leaves, left out of R until rescored: {'; '.join(causes)}")
+        if rescore:
+            typer.echo(f"this trial needs rescoring: {rescore}")
     typer.echo(f"scores: {scores_path}")
 
 
@@ -298,7 +322,8 @@ def score_cmd(task_dir: Path = TASK_DIR, trial: Path = typer.Option(..., "--tria
     if as_json:
         typer.echo(scores.model_dump_json(indent=2))
     else:
-        _print_scores(scores, trial / "scores.json")
+        _print_scores(scores, trial / "scores.json", rescore=f"workbench score {task_dir} --trial {trial}"
+                      + (f" --judge-model {judge_model}" if judge_model else ""))
 
 
 def _options(pairs: list[str]) -> dict:
@@ -340,24 +365,35 @@ def run_cmd(
     from .pipeline import lock_single_run, run_trial, trial_id
     from .scoring import Scores
     from .task import load_task
+    from .trial_record import UNFINISHED, read_trial
 
     task = load_task(task_dir)
     config = AgentConfig(name=name or agent, agent=agent, model=model, options=_options(option),
                          time_scale=time_scale, max_turns=max_turns, max_cost_usd=max_cost)
     check_environments([config])  # before any trial is recorded
+    judge = _judge(judge_model)  # a judge without an endpoint is refused before any trial is recorded
     run = RunPaths(out)
     existing = run.trial(trial_id(task.id, config.name, attempt))
-    if existing.trial_json.is_file() and not force:
+    before = read_trial(existing)
+    if before is not None and before.status in UNFINISHED:
+        _echo_err(f"{existing.root}: attempt {attempt} was {before.status} ({before.error or 'its process died'}); "
+                  "running it again from scratch")
+    elif existing.trial_json.is_file() and not force:
         raise WorkbenchError(f"{existing.root}: attempt {attempt} of {config.name!r} on {task.id} is already there; "
                              f"--attempt {attempt + 1} for another, or --force to replace it")
     lock_single_run(run, task, config)
-    judge = _judge(judge_model)
-    record = run_trial(task, config, out, attempt=attempt, engine=engine, timeout=timeout, sandbox=sandbox,
-                       judge=judge.public() if judge else None)
+    try:
+        record = run_trial(task, config, out, attempt=attempt, engine=engine, timeout=timeout, sandbox=sandbox,
+                           judge=judge.public() if judge else None, progress=_stage_line)
+    except KeyboardInterrupt:
+        _echo_err(f"interrupted: trial {existing.root} marked interrupted; the same command runs it again")
+        raise typer.Exit(130) from None
     tp = run.trial(record.id)
     typer.echo(f"trial: {tp.root}")
     typer.echo(f"delivery {record.outcome['delivery']}, replay {record.outcome['replay']}")
-    _print_scores(Scores.model_validate_json(tp.scores.read_text()), tp.scores)
+    _print_scores(Scores.model_validate_json(tp.scores.read_text()), tp.scores,
+                  rescore=f"workbench score {task_dir} --trial {tp.root}"
+                  + (f" --judge-model {judge_model}" if judge_model else ""))
     if engine == "papermill":
         typer.echo(f"notebooks: {tp.notebooks}")
 
@@ -371,7 +407,7 @@ def tour_cmd(out: Path = typer.Option(Path("reports/tour.html"), "--out", resolv
     """Execute the guided tour notebook (notebooks/tour.ipynb) and render it as offline HTML."""
     from .tour import build_tour
 
-    path = build_tour(out, work_dir=work_dir)
+    path = build_tour(out, work_dir=work_dir, progress=True)
     typer.echo(f"tour: {path} (executed notebook: {path.with_suffix('.ipynb')})")
 
 
@@ -389,7 +425,7 @@ def demo_cmd(out: Path = typer.Option(Path("runs/demo"), "--out", resolve_path=T
     from .task import load_task
 
     task = load_task(DEMO_TASK)
-    install_env(task)
+    install_env(task, say=_echo_err)
     from .io import start_fresh
 
     start_fresh(out)  # a demo starts over (an edited task never trips the run lock), but only in its own folder
@@ -634,13 +670,46 @@ def index_cmd(run_dir: Path = RUN_DIR, db: str | None = typer.Option(None, "--db
     typer.echo(f"indexed {n} trial(s) into {db or RunPaths(run_dir).results_db}")
 
 
+VERBOSE_FLAGS = ("-v", "--verbose")
+
+
+def hoist_verbose(argv: list[str]) -> list[str]:
+    """``-v`` is the app's option; users type it after the verb too (``workbench run ... -v``), so it is
+    moved before the verb. Nothing after ``--`` is touched."""
+    end = argv.index("--") if "--" in argv else len(argv)
+    flags = [a for a in argv[:end] if a in VERBOSE_FLAGS]
+    return flags[:1] + [a for a in argv[:end] if a not in VERBOSE_FLAGS] + argv[end:]
+
+
+def environment_problem(exc: BaseException) -> str | None:
+    """The one line for a fault of the user's machine rather than of the workbench (a folder that
+    cannot be written, a full disk, a results store that refuses), or None for a bug."""
+    import errno
+
+    from sqlalchemy.exc import SQLAlchemyError
+
+    if isinstance(exc, OSError) and exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC,
+                                                  errno.EDQUOT):
+        where = f"{exc.filename}: " if exc.filename else ""
+        hint = "free some space" if exc.errno in (errno.ENOSPC, errno.EDQUOT) else "choose a writable --out"
+        return f"{where}{exc.strerror} ({hint}); nothing was scored"
+    if isinstance(exc, SQLAlchemyError):
+        cause = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
+        return f"results store: {cause}"
+    return None
+
+
 def main() -> None:
     from pydantic import ValidationError
 
     from .errors import pydantic_problems
 
     try:
-        app()
+        app(args=hoist_verbose(sys.argv[1:]))
+    except SystemExit as exc:
+        if exc.code == 130 and _from_ctrl_c(exc):  # typer exits 130 on Ctrl-C without a word
+            _echo_err("interrupted")
+        raise
     except ValidationError as exc:  # a model built from command-line options
         for p in pydantic_problems("options", exc):
             _echo_err(f"error: {p}")
@@ -652,6 +721,22 @@ def main() -> None:
     except WorkbenchError as exc:
         _echo_err(f"error: {exc}")
         sys.exit(1)
+    except Exception as exc:
+        problem = environment_problem(exc)
+        if problem is None:
+            raise  # a traceback means a bug in the workbench
+        _echo_err(f"error: {problem}")
+        sys.exit(1)
+
+
+def _from_ctrl_c(exc: BaseException) -> bool:
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ import platform
 import shutil
 import subprocess
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -74,9 +75,10 @@ def env_info(task: Task) -> dict:
             "digest": sha256_bytes(json.dumps(pinned, sort_keys=True).encode()), **info}
 
 
-def install_env(task: Task, *, force: bool = False) -> Path | None:
+def install_env(task: Task, *, force: bool = False, say: Callable[[str], None] | None = None) -> Path | None:
     """Run install.sh into the task's environment directory; idempotent unless force. Tasks with the same
-    environment files share the directory, so installs of it take turns (a lock beside it)."""
+    environment files share the directory, so installs of it take turns (a lock beside it). ``say`` hears
+    when a real install starts and ends (install.sh's own output streams to the terminal between)."""
     d = env_dir(task)
     if d is None:
         log.info("task %s has no environment/install.sh: it uses the host's /usr", task.id)
@@ -87,7 +89,13 @@ def install_env(task: Task, *, force: bool = False) -> Path | None:
         if (d / MARKER).is_file() and not force:
             log.info("environment of %s already installed at %s", task.id, d)
             return d
+        if say:
+            say(f"installing the environment of {task.id} into {d} (install.sh's output follows; minutes the "
+                "first time)")
+        t0 = time.monotonic()
         _install(task, d)
+        if say:
+            say(f"environment of {task.id} installed in {time.monotonic() - t0:.0f} s")
     return d
 
 

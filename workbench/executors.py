@@ -17,6 +17,7 @@ from typing import Any
 from .errors import WorkbenchError
 
 log = logging.getLogger(__name__)
+CONNECT_TIMEOUT_SEC = 10.0
 
 
 def _worker_init(parent: int) -> None:
@@ -61,9 +62,14 @@ class DaskExecutor:
     def __init__(self, workers: int = 2, scheduler: str | None = None):
         from distributed import Client, LocalCluster
 
+        logging.getLogger("distributed").setLevel(logging.ERROR)  # its INFO lines would break the progress bar
         self.cluster = None
         if scheduler:
-            self.client = Client(scheduler)
+            try:
+                self.client = Client(scheduler, timeout=CONNECT_TIMEOUT_SEC)
+            except (OSError, TimeoutError) as exc:
+                raise WorkbenchError(f"cannot reach the Dask scheduler at {scheduler} within "
+                                     f"{CONNECT_TIMEOUT_SEC:g} s ({type(exc).__name__}); is it running?") from None
         else:
             self.cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                         silence_logs=logging.ERROR, dashboard_address="127.0.0.1:0")

@@ -11,7 +11,7 @@ name = "fable"                    # the configuration's name (used in trial ids)
 agent = "openai"                  # a registered agent
 model = "fable-5"
 options = { temperature = 0 }
-fallback = "opus"                 # seed 001 §4.1: when this configuration refuses, run "opus" instead
+fallback = "opus"                 # PaperBenchX §4.1: when this configuration refuses, run "opus" instead
 
 [[agents]]
 name = "opus"

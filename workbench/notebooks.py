@@ -17,6 +17,7 @@ import os
 import shutil
 import sys
 import tempfile
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -85,14 +86,34 @@ class NotebookFailed(WorkbenchError):
     """A notebook executed by papermill raised; the executed copy (with the traceback) is kept."""
 
 
-def execute_notebook(template: Path, out: Path, parameters: dict[str, Any]) -> Path:
-    """Execute ``template`` with ``parameters`` into ``out`` through the private kernel."""
+class _Lines:
+    """A file-like object papermill writes the kernel's stderr into, handed on line by line."""
+
+    def __init__(self, say: Callable[[str], None]):
+        self.say, self.buffer = say, ""
+
+    def write(self, text: str) -> None:
+        self.buffer += text
+        *lines, self.buffer = self.buffer.split("\n")
+        for line in lines:
+            if line.strip():
+                self.say(line.rstrip())
+
+    def flush(self) -> None:
+        pass
+
+
+def execute_notebook(template: Path, out: Path, parameters: dict[str, Any], *, progress_bar: bool = False,
+                     stderr: Callable[[str], None] | None = None) -> Path:
+    """Execute ``template`` with ``parameters`` into ``out`` through the private kernel; ``stderr`` hears
+    each line the kernel writes there, as it does (the notebook keeps them too)."""
     pm = _import_papermill()
     out.parent.mkdir(parents=True, exist_ok=True)
     with _private_kernels():
         try:
             pm.execute_notebook(str(template), str(out), parameters=parameters, kernel_name=KERNEL_NAME,
-                                progress_bar=False, log_output=False, request_save_on_cell_execute=False)
+                                progress_bar=progress_bar, log_output=False, request_save_on_cell_execute=False,
+                                stderr_file=_Lines(stderr) if stderr else None)
         except pm.PapermillExecutionError as exc:
             raise NotebookFailed(f"{exc.ename}: {exc.evalue} (see {out})") from None
     return out
@@ -105,12 +126,12 @@ def read_scraps(path: Path) -> dict[str, Any]:
     return {name: scrap.data for name, scrap in scrapbook.read_notebook(str(path)).scraps.items()}
 
 
-def run_stage_notebook(stage: str, parameters: dict[str, Any], out_dir: Path, name: str | None = None
-                       ) -> dict[str, Any]:
+def run_stage_notebook(stage: str, parameters: dict[str, Any], out_dir: Path, name: str | None = None,
+                       stderr: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Execute the stage's notebook into ``out_dir`` and return what it glued under the stage name."""
     out = out_dir / (name or STAGE_NOTEBOOKS[stage])
     try:
-        execute_notebook(notebooks_dir() / STAGE_NOTEBOOKS[stage], out, parameters)
+        execute_notebook(notebooks_dir() / STAGE_NOTEBOOKS[stage], out, parameters, stderr=stderr)
     except NotebookFailed as exc:
         raise StageNotebookError(f"{stage} notebook failed: {exc}") from None
     scraps = read_scraps(out)

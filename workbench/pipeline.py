@@ -5,18 +5,20 @@ notebooks and keeps them in ``TRIAL/notebooks/``; ``inline`` calls the functions
 is deterministic from (task, configuration, attempt), so a re-run lands in the same directory.
 
 A trial's status is ``complete`` (an outcome, whatever its score), ``infra_error`` (a stage raised:
-the workbench, the sandbox or the environment failed, not the agent) or ``running`` (interrupted if
-found on disk). Only the process holding the trial's lock writes its directory.
+the workbench, the sandbox or the environment failed, not the agent), ``interrupted`` (Ctrl-C) or
+``running`` (its process died if found so on disk). Only the process holding the trial's lock writes
+its directory. ``progress`` hears each stage start and end (the CLI prints them).
 """
 
 from __future__ import annotations
 
 import fcntl
+import json
 import logging
 import re
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -45,8 +47,14 @@ def trial_id(task_id: str, config_name: str, attempt: int) -> str:
 
 # --- engines -----------------------------------------------------------------------------------
 
+Progress = Callable[[str], None]
+
+
 class InlineEngine:
     name = "inline"
+
+    def __init__(self, progress: Progress | None = None):
+        self.progress = progress
 
     def run(self, stage: str, params: dict[str, Any], tp: TrialPaths, notebook: str | None = None) -> dict:
         return stages.STAGES[stage](**params)
@@ -55,18 +63,22 @@ class InlineEngine:
 class PapermillEngine:
     name = "papermill"
 
+    def __init__(self, progress: Progress | None = None):
+        self.progress = progress
+
     def run(self, stage: str, params: dict[str, Any], tp: TrialPaths, notebook: str | None = None) -> dict:
         from .notebooks import run_stage_notebook
 
-        return run_stage_notebook(stage, params, tp.notebooks, notebook)
+        # the kernel's warnings (waiting for free cores) reach the user as they happen
+        return run_stage_notebook(stage, params, tp.notebooks, notebook, stderr=self.progress)
 
 
 ENGINES: dict[str, type] = {"inline": InlineEngine, "papermill": PapermillEngine}
 
 
-def get_engine(name: str):
+def get_engine(name: str, progress: Progress | None = None):
     try:
-        return ENGINES[name]()
+        return ENGINES[name](progress)
     except KeyError:
         raise WorkbenchError(f"unknown engine {name!r}; known: {', '.join(sorted(ENGINES))}") from None
 
@@ -102,6 +114,10 @@ class _Runner:
     def save(self) -> None:
         atomic_write_json(self.tp.trial_json, self.record.model_dump())
 
+    def say(self, text: str) -> None:
+        if self.engine.progress:
+            self.engine.progress(text)
+
     def stage(self, key: str, stage: str, params: dict[str, Any]) -> dict[str, Any]:
         st = self.record.stages.setdefault(key, StageRecord())
         st.status, st.started_at = "running", now()
@@ -111,18 +127,25 @@ class _Runner:
             base = STAGE_NOTEBOOKS[stage]
             st.notebook = f"notebooks/{base if key == stage else base.replace('.ipynb', f'.{key}.ipynb')}"
         self.save()
+        self.say(f"{key}: started")
         t0 = time.monotonic()
         try:
             out = self.engine.run(stage, params, self.tp, Path(st.notebook).name if st.notebook else None)
-        except Exception as exc:
-            st.status, st.error = "failed", f"{type(exc).__name__}: {exc}"
+        except BaseException as exc:
             st.seconds = round(time.monotonic() - t0, 3)
-            self.record.status, self.record.error = "infra_error", f"{key}: {st.error}"
+            if isinstance(exc, KeyboardInterrupt):
+                st.status, st.error = "failed", "interrupted"
+                self.record.status, self.record.error = "interrupted", f"{key}: interrupted (Ctrl-C)"
+            else:
+                st.status, st.error = "failed", f"{type(exc).__name__}: {exc}"
+                self.record.status, self.record.error = "infra_error", f"{key}: {st.error}"
             self.record.finished_at = now()
             self.save()
+            self.say(f"{key}: {st.error} after {st.seconds:.1f} s")
             raise
         st.status, st.seconds = "done", round(time.monotonic() - t0, 3)
         self.save()
+        self.say(f"{key}: done in {st.seconds:.1f} s")
         return out
 
 
@@ -132,15 +155,16 @@ def _session_params(p: dict[str, Any], cfg: AgentConfig, sandbox: str) -> dict[s
 
 def run_trial(task: Task, config: AgentConfig, out: Path, *, attempt: int = 1, engine: str = "papermill",
               timeout: float | None = None, sandbox: str = "bwrap",
-              fallbacks: dict[str, AgentConfig] | None = None, judge: dict[str, Any] | None = None) -> TrialRecord:
+              fallbacks: dict[str, AgentConfig] | None = None, judge: dict[str, Any] | None = None,
+              progress: Progress | None = None) -> TrialRecord:
     """One trial end to end into ``out/trials/<trial-id>/``; the caller holds no lock, this takes it.
 
     ``judge`` ({"model": ..., optional settings}) turns on the LLM judge for judge leaves."""
     run = RunPaths(Path(out).resolve())
     tid = trial_id(task.id, config.name, attempt)
     with trial_lock(run, tid):
-        return _run_locked(task, config, run, tid, attempt, get_engine(engine), timeout, sandbox, fallbacks or {},
-                           judge)
+        return _run_locked(task, config, run, tid, attempt, get_engine(engine, progress), timeout, sandbox,
+                           fallbacks or {}, judge)
 
 
 def _run_locked(task, config, run, tid, attempt, engine, timeout, sandbox, fallbacks, judge) -> TrialRecord:
@@ -194,7 +218,10 @@ def lock_single_run(run: RunPaths, task: Task, config: AgentConfig) -> None:
             f"Use a new --out directory (or delete {run.run_json} to start the run over).")
     old = data["configs"].get(config.name)
     if old and old != config.model_dump():
-        raise WorkbenchError(f"configuration {config.name!r} differs from the one recorded in {run.run_json}")
+        changed = "; ".join(f"{k}: {json.dumps(old.get(k))} -> {json.dumps(v)}"
+                            for k, v in config.model_dump().items() if old.get(k) != v)
+        raise WorkbenchError(f"configuration {config.name!r} differs from the one recorded in {run.run_json} "
+                             f"({changed}); use --name for a new configuration, or a new --out")
     data["tasks"][task.id] = digest
     data["configs"][config.name] = config.model_dump()
     data["workbench_version"] = __version__

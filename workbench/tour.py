@@ -113,13 +113,15 @@ def reviewer_snapshot(reviewer, leaves: list[tuple[str, str]], evidence_chars: i
     return "".join(parts)
 
 
-def build_tour(out: Path | str, *, work_dir: Path | str | None = None, task_dir: Path | str = DEMO_TASK) -> Path:
-    """Execute the tour into ``out`` (HTML, offline) with the executed notebook beside it."""
+def build_tour(out: Path | str, *, work_dir: Path | str | None = None, task_dir: Path | str = DEMO_TASK,
+               progress: bool = False) -> Path:
+    """Execute the tour into ``out`` (HTML, offline) with the executed notebook beside it; ``progress``
+    shows a bar of the notebook's cells (the tour runs real trials: about a minute)."""
     from .analysis.report import export_html
     from .notebooks import execute_notebook
 
     out = Path(out)
     work = Path(work_dir) if work_dir else out.parent / "tour-runs"
     executed = execute_notebook(TOUR, out.with_suffix(".ipynb"), {
-        "task_dir": str(Path(task_dir).resolve()), "work_dir": str(work.resolve())})
+        "task_dir": str(Path(task_dir).resolve()), "work_dir": str(work.resolve())}, progress_bar=progress)
     return export_html(executed, out, "A guided tour of the workbench", code=True)

@@ -17,6 +17,7 @@ from .matrix import AgentConfig
 from .paths import TrialPaths
 
 STAGES = ("session", "replay", "score", "review")
+UNFINISHED = ("running", "interrupted")  # re-run from scratch by a resume or a new `run`
 
 
 def now() -> str:
@@ -41,7 +42,8 @@ class TrialRecord(BaseModel):
     config: AgentConfig
     attempt: int
     engine: str
-    status: Literal["running", "complete", "infra_error"] = "running"
+    # interrupted: Ctrl-C stopped it (re-run from scratch); running: found so on disk, its process died
+    status: Literal["running", "complete", "infra_error", "interrupted"] = "running"
     started_at: str = Field(default_factory=now)
     finished_at: str | None = None
     stages: dict[str, StageRecord] = Field(default_factory=lambda: {s: StageRecord() for s in STAGES})

@@ -1,4 +1,4 @@
-"""Question-answer scoring (seed 004): MCQ letter sets and metrics, OEQ atomic-fact ratings."""
+"""Question-answer scoring (HeurekaBench): MCQ letter sets and metrics, OEQ atomic-fact ratings."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""SOTA-relative improvement g, its bands and SOTA text parsing (seed 002)."""
+"""SOTA-relative improvement g, its bands and SOTA text parsing (NatureBench)."""
 
 import math
 

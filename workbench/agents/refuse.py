@@ -1,6 +1,6 @@
 """The refuse agent declines every task: documents how refusals and fallbacks are recorded.
 
-Seed 001 §4.1: a refusal stays in the configuration's refusal rate; when the configuration names a
+PaperBenchX §4.1: a refusal stays in the configuration's refusal rate; when the configuration names a
 fallback, the fallback's submission decides the task score; a refusal without one scores 0.
 """
 

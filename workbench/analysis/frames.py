@@ -1,4 +1,4 @@
-"""Tidy frames from results indexes, and the outcome rules of seed 001 §4.1.
+"""Tidy frames from results indexes, and the outcome rules of PaperBenchX §4.1.
 
 An **outcome** is one (configuration, task, attempt) of the shared set: every task and attempt seen for
 any configuration, for every configuration. Its state and what it counts for:
@@ -10,8 +10,8 @@ final           scored, every leaf decided                           R
 provisional     scored, some leaves pending review or disputed       R so far, a lower bound;
                                                                      shown with ``R_upper`` (all
                                                                      of them pass)
-refused         the model refused and no fallback delivered          0 (seed 001 §4.1)
-missing         no trial for it (never run)                          0 (seed 001 §4.1)
+refused         the model refused and no fallback delivered          0 (PaperBenchX §4.1)
+missing         no trial for it (never run)                          0 (PaperBenchX §4.1)
 unfinished      a trial still running                                0, and reported as such
 withheld        scored, but a leaf (or the sota evaluator) was       withheld: not counted,
                 withheld: the judge endpoint or the workbench        listed (rescore it)
@@ -39,7 +39,7 @@ from ..store import Store
 PHASE_SCORES = ("modeling_score", "execution_score", "validation_score")
 COUNTED_STATES = ("final", "provisional", "refused", "missing", "unfinished")
 WITHHELD_STATES = ("infra_error", "withheld")
-ZERO_STATES = ("refused", "missing", "unfinished")  # count 0 (seed 001 §4.1)
+ZERO_STATES = ("refused", "missing", "unfinished")  # count 0 (PaperBenchX §4.1)
 MODE_RESULTS = ("sota_g", "sota_band", "qa_oeq", "qa_mcq_accuracy")
 
 
@@ -97,7 +97,7 @@ def _state(row) -> str:
     status = row["status"]
     if not isinstance(status, str):
         return "missing"
-    if status == "running":
+    if status in ("running", "interrupted"):
         return "unfinished"
     if status == "infra_error":
         return "infra_error"

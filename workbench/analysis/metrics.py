@@ -1,4 +1,4 @@
-"""The paper's aggregate metrics (seed 001 Table 2, Figures 5 and 6) over an outcomes frame.
+"""The paper's aggregate metrics (PaperBenchX Table 2, Figures 5 and 6) over an outcomes frame.
 
 Every function takes the frame from :func:`.frames.outcomes` and returns a DataFrame or a dict;
 percentages are 0-100. Withheld outcomes (``infra_error`` and ``withheld``: the workbench or the judge
@@ -122,7 +122,7 @@ def solved_by_any(o: pd.DataFrame) -> dict[str, Any]:
 
 def composition_gap(o: pd.DataFrame, threshold: float = 0.8) -> dict[str, Any]:
     """Outcomes with modeling and execution >= threshold: how many are full, and the validation score of
-    those that are not (seed 001 §4.2: partial progress rarely composes into a full reproduction)."""
+    those that are not (PaperBenchX §4.2: partial progress rarely composes into a full reproduction)."""
     c = _counted(o)
     high = c[(c["modeling_score"] >= threshold) & (c["execution_score"] >= threshold)]
     gap = high[~high["is_full"]]
@@ -135,7 +135,7 @@ def composition_gap(o: pd.DataFrame, threshold: float = 0.8) -> dict[str, Any]:
 def time_allocation(o: pd.DataFrame, workflow: pd.DataFrame, per_config: int | None = 50,
                     seed: int = 0) -> pd.DataFrame:
     """Mean share (%) of tool-mediated time per workflow stage and configuration, over at most
-    ``per_config`` sampled trajectories each (seeded; seed 001 samples 50 per model)."""
+    ``per_config`` sampled trajectories each (seeded; PaperBenchX samples 50 per model)."""
     from .workflow import LABELS, STAGES
 
     if workflow.empty:
@@ -160,7 +160,7 @@ SOTA_COLUMNS = ["config", "outcomes", "surpass_rate", "match_rate", "at_least_ma
 def sota_summary(o: pd.DataFrame) -> pd.DataFrame:
     """For ``sota`` tasks, per configuration: surpass, match and reproduce (g >= -0.05, at least) rates and
     mean improvement g over the counted outcomes, and how many were withheld. A counted outcome without a
-    valid result (missing, refused, or g = -1 from the scorer) is g = -1, band ``below`` (seed 002's
+    valid result (missing, refused, or g = -1 from the scorer) is g = -1, band ``below`` (NatureBench's
     failure floor); a withheld evaluator result is the workbench's failure, so it counts nowhere."""
     s = o[o["scoring"] == "sota"]
     rows = []

@@ -110,7 +110,7 @@ def banner(runs_dir: str | Path, outcomes: pd.DataFrame) -> str:
         notes.append(note)
     missing = states.get("missing", 0) + states.get("unfinished", 0)
     if missing:
-        notes.append(f"{missing} outcome(s) missing or unfinished: counted 0 (seed 001 §4.1).")
+        notes.append(f"{missing} outcome(s) missing or unfinished: counted 0 (PaperBenchX §4.1).")
     n_cfg = outcomes["config"].nunique() if len(outcomes) else 0
     n_task = outcomes["task"].nunique() if len(outcomes) else 0
     head = (f"<p>{len(outcomes)} outcomes: {n_cfg} configuration(s) × {n_task} task(s), from "

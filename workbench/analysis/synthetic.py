@@ -1,4 +1,4 @@
-"""A generated results index with the shape of a real study (seed 001: 10 configurations x 93 tasks
+"""A generated results index with the shape of a real study (PaperBenchX: 10 configurations x 93 tasks
 across 12 fields, ~40 leaves each), for tests, benchmarks and teaching the report without running
 thousands of trials. The run's ``run.json`` says ``"synthetic": true`` and the report prints a banner,
 so generated numbers are never mistaken for results.

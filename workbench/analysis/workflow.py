@@ -1,4 +1,4 @@
-"""Time allocation by workflow stage, coded from an agent's tool actions by fixed rules (seed 001, Fig. 6c).
+"""Time allocation by workflow stage, coded from an agent's tool actions by fixed rules (PaperBenchX, Fig. 6c).
 
 Only tool-mediated time counts: a turn's duration is the ``elapsed_sec`` since the previous record,
 split evenly over the turn's tool calls; turns without tool calls are not coded. Each call gets the

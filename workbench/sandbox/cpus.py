@@ -9,6 +9,7 @@ per core and queues until they are free; the queueing time is recorded, not char
 from __future__ import annotations
 
 import fcntl
+import logging
 import os
 import time
 from collections.abc import Iterator
@@ -16,6 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 POLL_SEC = 0.1
+log = logging.getLogger(__name__)
 
 
 def lock_dir() -> Path:
@@ -46,6 +48,7 @@ def reserve_cpus(n: int) -> Iterator[list[int]]:
     n = max(1, min(n, len(allowed)))
     d = lock_dir()
     held: dict[int, int] = {}
+    waiting_since = None
     try:
         while True:
             for cpu in allowed:
@@ -55,10 +58,15 @@ def reserve_cpus(n: int) -> Iterator[list[int]]:
                     held[cpu] = fd
             if len(held) == n:
                 break
+            if waiting_since is None:  # said once, while it happens (the stage's time includes it)
+                waiting_since = time.monotonic()
+                log.warning("waiting for %d free core(s): other workbench sandboxes hold them", n)
             for fd in held.values():  # never sit on a partial set: that is how deadlocks start
                 os.close(fd)
             held.clear()
             time.sleep(POLL_SEC)
+        if waiting_since is not None:
+            log.warning("got core(s) %s after waiting %.1f s", sorted(held), time.monotonic() - waiting_since)
         yield sorted(held)
     finally:
         for fd in held.values():

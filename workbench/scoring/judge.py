@@ -115,12 +115,18 @@ class JudgeSettings(BaseModel):
     @classmethod
     def from_env(cls, model: str | None = None, **overrides: Any) -> JudgeSettings | None:
         """Settings from arguments and WORKBENCH_JUDGE_{MODEL,BASE_URL,API_KEY} (else OPENAI_*); None: no judge."""
+        from ..agents.llm import EndpointNotConfigured
+
         model = model or os.environ.get("WORKBENCH_JUDGE_MODEL")
         if not model:
             return None
-        return cls(model=model, base_url=overrides.pop("base_url", None) or os.environ.get("WORKBENCH_JUDGE_BASE_URL")
-                   or os.environ.get("OPENAI_BASE_URL"),
-                   api_key=os.environ.get("WORKBENCH_JUDGE_API_KEY") or os.environ.get("OPENAI_API_KEY"), **overrides)
+        base_url = (overrides.pop("base_url", None) or os.environ.get("WORKBENCH_JUDGE_BASE_URL")
+                    or os.environ.get("OPENAI_BASE_URL"))
+        api_key = os.environ.get("WORKBENCH_JUDGE_API_KEY") or os.environ.get("OPENAI_API_KEY")
+        if not base_url and not api_key:  # said before any trial runs, never a public API with a dummy key
+            raise EndpointNotConfigured(f"judge model {model!r} has no endpoint: set WORKBENCH_JUDGE_BASE_URL (or "
+                                        "OPENAI_BASE_URL) and/or WORKBENCH_JUDGE_API_KEY (or OPENAI_API_KEY)")
+        return cls(model=model, base_url=base_url, api_key=api_key, **overrides)
 
     def fingerprint(self) -> str:
         return sha256_bytes(json.dumps(self.model_dump(exclude={"base_url"}), sort_keys=True, default=str).encode())

@@ -1,4 +1,4 @@
-"""``scoring = "qa"`` (HeurekaBench, seed 004): questions answered from an analysis of real data.
+"""``scoring = "qa"`` (HeurekaBench): questions answered from an analysis of real data.
 
 ``tests/questions.json`` holds multiple-choice questions (MCQ: the set of correct letters) and
 open-ended ones (OEQ: a ground-truth answer split into atomic facts). The submission's replay writes
@@ -42,7 +42,7 @@ RATING_RULES = ("5 all facts present; 4 most present and none incorrect; 3 some 
 
 
 def rating(labels: list[str]) -> int:
-    """Seed 004's 1-5 rating from atomic-fact labels."""
+    """HeurekaBench's 1-5 rating from atomic-fact labels."""
     n = len(labels)
     if n == 0:
         return 1

@@ -1,4 +1,4 @@
-"""A hidden scoring service for sessions (NatureBench's evaluation service; seed 003's permission
+"""A hidden scoring service for sessions (NatureBench's evaluation service; EurekAgent's permission
 engineering): the agent submits its current package and gets the official score, never the evaluator.
 
 The service listens on 127.0.0.1 with a per-session token. ``POST /evaluate`` (``Authorization:

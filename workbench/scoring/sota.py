@@ -1,4 +1,4 @@
-"""``scoring = "sota"`` (NatureBench, seed 002): improvement over a paper's reported state of the art.
+"""``scoring = "sota"`` (NatureBench): improvement over a paper's reported state of the art.
 
 The task's hidden ``tests/evaluator.py`` defines ``run_evaluation()`` returning
 ``{instance: {metric: value}}``; ``tests/sota.json`` names each instance's primary metric, its

@@ -1,4 +1,4 @@
-"""Construction records kept in a task's tests/ (seed 001 §3.3): one pydantic model per file.
+"""Construction records kept in a task's tests/ (PaperBenchX §3.3): one pydantic model per file.
 
     tests/determinism.toml   what may differ between two reference replays, and by how much (authored)
     tests/review.toml        expert review sign-offs: who, when, what (authored)

@@ -1,4 +1,4 @@
-"""`workbench task validate` and `workbench task freeze`: the construction pipeline's checks (seed §3.3).
+"""`workbench task validate` and `workbench task freeze`: the construction pipeline's checks (PaperBenchX §3.3).
 
 Validation replays the reference solution twice, the starter (nop) and every calibration submission in
 clean sandboxes, scores them, and checks: oracle R > 0.9; nop R = 0; each partial strictly between
