@@ -33,6 +33,7 @@ TASK_DIR = typer.Argument(..., help="A task package directory (with task.toml)."
 RUN_DIR = typer.Argument(..., help="A run directory (with trials/).", **_EXISTING_DIR)
 TRIAL = typer.Argument(..., help="A trial directory (RUN/trials/TRIAL).", **_EXISTING_DIR)
 PATHS = typer.Argument(..., help="Task directories (or directories of tasks).", **_EXISTING_DIR)
+JSON_HELP = "Machine-readable output."
 
 
 def _echo_err(msg: str) -> None:
@@ -155,8 +156,8 @@ def task_import(src: Path = typer.Argument(..., resolve_path=True,
 # --- rubric ------------------------------------------------------------------------------------
 
 @rubric_app.command("stats")
-def rubric_stats(path: Path = typer.Argument(..., resolve_path=True),
-                 as_json: bool = typer.Option(False, "--json", help="Machine-readable output.")):
+def rubric_stats(path: Path = typer.Argument(..., resolve_path=True, help="A rubric.json (PaperBench tree)."),
+                 as_json: bool = typer.Option(False, "--json", help=JSON_HELP)):
     """Leaves and effective weight per phase."""
     from .rubric import load_rubric
 
@@ -181,8 +182,9 @@ def rubric_stats(path: Path = typer.Argument(..., resolve_path=True),
 
 
 @rubric_app.command("aggregate")
-def rubric_aggregate(path: Path = typer.Argument(..., resolve_path=True),
-                     as_json: bool = typer.Option(False, "--json")):
+def rubric_aggregate(path: Path = typer.Argument(..., resolve_path=True, help="A graded rubric tree (leaves "
+                                                "carry `score`)."),
+                     as_json: bool = typer.Option(False, "--json", help=JSON_HELP)):
     """Recompute the root score of a graded tree (leaves carry `score`) and print it."""
     from .rubric import load_rubric
     from .rubric.tree import graded_root_score, is_full
@@ -349,10 +351,10 @@ def run_cmd(
     name: str | None = typer.Option(None, "--name", help="Configuration name (default: the agent's name)."),
     option: list[str] = typer.Option([], "--option", "-o", help="Agent option KEY=VALUE (VALUE may be JSON)."),
     time_scale: float = typer.Option(1.0, "--time-scale", help="Multiply the task's agent time budget."),
-    max_turns: int | None = typer.Option(None, "--max-turns"),
+    max_turns: int | None = typer.Option(None, "--max-turns", help="Stop the agent after this many model turns."),
     max_cost: float | None = typer.Option(None, "--max-cost", help="USD; needs prices (-o or a matrix)."),
     judge_model: str | None = typer.Option(None, "--judge-model", help=JUDGE_HELP),
-    attempt: int = typer.Option(1, "--attempt", min=1),
+    attempt: int = typer.Option(1, "--attempt", min=1, help="Which attempt this is (a trial per attempt)."),
     engine: str = typer.Option("papermill", "--engine", help="papermill (notebooks kept) or inline."),
     timeout: float | None = typer.Option(None, "--timeout", help="Override the replay time limit (s)."),
     sandbox: str = typer.Option("bwrap", "--sandbox", help=SANDBOX_HELP, callback=_sandbox_name),
@@ -412,23 +414,23 @@ def tour_cmd(out: Path = typer.Option(Path("reports/tour.html"), "--out", resolv
 
 
 @app.command("demo")
-def demo_cmd(out: Path = typer.Option(Path("runs/demo"), "--out", resolve_path=True),
+def demo_cmd(out: Path = typer.Option(Path("runs/demo"), "--out", resolve_path=True,
+                                      help="The demo's run folder (started over if the demo made it)."),
              engine: str = typer.Option("papermill", "--engine", help="papermill or inline."),
              judge_model: str | None = typer.Option(None, "--judge-model", help=JUDGE_HELP)):
     """Run the bundled demo task (PySCF H2 curve) with the oracle and nop agents; no API key needed."""
     from tqdm import tqdm
 
     from .env import install_env
+    from .io import start_fresh
     from .matrix import AgentConfig
     from .paths import RunPaths
     from .pipeline import lock_single_run, run_trial
     from .task import load_task
 
+    start_fresh(out)  # a demo starts over (an edited task never trips the run lock), but only in its own folder
     task = load_task(DEMO_TASK)
     install_env(task, say=_echo_err)
-    from .io import start_fresh
-
-    start_fresh(out)  # a demo starts over (an edited task never trips the run lock), but only in its own folder
     rows = []
     for agent in tqdm(["oracle", "nop"], desc="demo trials", unit="trial", file=sys.stderr):
         config = AgentConfig(name=agent, agent=agent)
@@ -503,7 +505,7 @@ def trajectory_cmd(trial: Path = TRIAL, fmt: str = typer.Option("atif", "--forma
 
 
 @app.command("judge-eval")
-def judge_eval_cmd(run_dir: Path = RUN_DIR, as_json: bool = typer.Option(False, "--json"),
+def judge_eval_cmd(run_dir: Path = RUN_DIR, as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
                    db: str | None = typer.Option(None, "--db", help="SQLAlchemy URL of the results store (default: "
                                                  "WORKBENCH_STORE_URL, else RUN_DIR/results.db).")):
     """The judge's verdicts against expert reviews of the same leaves and evidence: accuracy, macro F1, kappa."""
@@ -529,6 +531,9 @@ review_app = typer.Typer(no_args_is_help=True, help="Expert review of leaves.")
 app.add_typer(review_app, name="review")
 
 
+LEAF = typer.Argument(..., help="A leaf id of the trial's rubric (e.g. C9).")
+LEAF_SCORE = typer.Argument(..., help="The leaf's score: 0 or 1 (binary leaves), or in [0, 1] (continuous).")
+COMMENT = typer.Option("", "--comment", help="Why (recorded with the review).")
 DB_OPTION = typer.Option(None, "--db", help="SQLAlchemy URL of the results store (default: WORKBENCH_STORE_URL, "
                                             "else RUN_DIR/results.db).")
 
@@ -559,9 +564,9 @@ def _trial_store(trial: Path, db: str | None):
 
 
 @review_app.command("set")
-def review_set_cmd(trial: Path = TRIAL, leaf: str = typer.Argument(...), score: float = typer.Argument(...),
+def review_set_cmd(trial: Path = TRIAL, leaf: str = LEAF, score: float = LEAF_SCORE,
                    reviewer: str = typer.Option(..., "--reviewer", help="Who reviews (recorded)."),
-                   comment: str = typer.Option("", "--comment"), db: str | None = DB_OPTION):
+                   comment: str = COMMENT, db: str | None = DB_OPTION):
     """Record an expert's score for one leaf of a trial (append-only); scores.json and R are recomputed."""
     from .review.records import record_review
 
@@ -570,10 +575,9 @@ def review_set_cmd(trial: Path = TRIAL, leaf: str = typer.Argument(...), score: 
 
 
 @review_app.command("adjudicate")
-def review_adjudicate_cmd(trial: Path = TRIAL, leaf: str = typer.Argument(...),
-                          score: float = typer.Argument(...),
+def review_adjudicate_cmd(trial: Path = TRIAL, leaf: str = LEAF, score: float = LEAF_SCORE,
                           reviewer: str = typer.Option(..., "--reviewer", help="Who decides (recorded)."),
-                          comment: str = typer.Option("", "--comment"), db: str | None = DB_OPTION):
+                          comment: str = COMMENT, db: str | None = DB_OPTION):
     """The final decision on a leaf (usually a disputed one); it outranks every review."""
     from .review.records import record_review
 
@@ -594,7 +598,7 @@ def review_configure_cmd(run_dir: Path = RUN_DIR, reviewers_required: int = type
 
 
 @review_app.command("agreement")
-def review_agreement_cmd(run_dir: Path = RUN_DIR, as_json: bool = typer.Option(False, "--json"),
+def review_agreement_cmd(run_dir: Path = RUN_DIR, as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
                          db: str | None = DB_OPTION):
     """Agreement between independent reviewers: percent agreement and Cohen's kappa, per task and overall."""
     from .review import agreement
@@ -632,7 +636,8 @@ def review_queue_cmd(run_dir: Path = RUN_DIR, db: str | None = DB_OPTION):
 
 
 @review_app.command("serve")
-def review_serve_cmd(run_dir: Path = RUN_DIR, port: int = typer.Option(8866, "--port"), db: str | None = DB_OPTION):
+def review_serve_cmd(run_dir: Path = RUN_DIR, port: int = typer.Option(8866, "--port", help="Port on 127.0.0.1."),
+                     db: str | None = DB_OPTION):
     """Serve the leaf reviewer for a run as a Voila app on 127.0.0.1 (for experts who do not code)."""
     import subprocess
 
@@ -647,7 +652,8 @@ def review_serve_cmd(run_dir: Path = RUN_DIR, port: int = typer.Option(8866, "--
 def report_cmd(runs_dir: Path = typer.Argument(..., help="A run or a directory of runs.", **_EXISTING_DIR),
                out: Path = typer.Option(..., "--out", resolve_path=True, help="The HTML file to write (the executed "
                                                                             "notebook is kept beside it)."),
-               title: str | None = typer.Option(None, "--title"),
+               title: str | None = typer.Option(None, "--title", help="The report's title (default: the folder's "
+                                                "name)."),
                static: bool = typer.Option(False, "--static", help="Matplotlib PNGs instead of interactive plotly.")):
     """Aggregate the runs under RUNS_DIR (or one run) into an offline HTML report (papermill + nbconvert)."""
     from .analysis.report import build_report
@@ -691,8 +697,8 @@ def environment_problem(exc: BaseException) -> str | None:
     if isinstance(exc, OSError) and exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC,
                                                   errno.EDQUOT):
         where = f"{exc.filename}: " if exc.filename else ""
-        hint = "free some space" if exc.errno in (errno.ENOSPC, errno.EDQUOT) else "choose a writable --out"
-        return f"{where}{exc.strerror} ({hint}); nothing was scored"
+        hint = "free some space" if exc.errno in (errno.ENOSPC, errno.EDQUOT) else "the workbench must write there"
+        return f"{where}{exc.strerror} ({hint})"
     if isinstance(exc, SQLAlchemyError):
         cause = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
         return f"results store: {cause}"

@@ -148,3 +148,16 @@ def test_a_replay_in_docker_has_receipts_like_bwrap(tmp_path):
     assert [Path(p.program).name for p in r.writers_of("submission/results/value.json")] == ["python3"]
     assert [Path(p.program).name for p in r.writers_of("submission/results/copy.json")] == ["cp"]
     assert python[0].cpu_sec > 0 and r.total_cpu_sec >= python[0].cpu_sec
+
+
+@pytest.mark.docker
+@pytest.mark.usefixtures("engine")
+def test_an_image_that_cannot_be_built_is_one_line_naming_the_step(tmp_path):
+    from tests.conftest import run_cli
+
+    root = write_task(tmp_path / "t")
+    (root / "environment" / "Dockerfile").write_text("FROM debian:bookworm-slim\nRUN echo broken-step && exit 3\n")
+    proc = run_cli("replay", str(root), "--submission", str(root / "solution"), "--out", str(tmp_path / "o"),
+                   "--sandbox", "docker")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert "the image of t could not be built from" in proc.stderr and "non-zero code: 3" in proc.stderr

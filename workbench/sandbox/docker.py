@@ -82,7 +82,15 @@ def task_image(task, client=None) -> str:
             raise WorkbenchError(f"{task.paths.dockerfile}: missing; the docker sandbox cannot build {task.id}"
                                  ) from None
         log.info("building %s from %s", tag, task.paths.dockerfile)
-        client.images.build(path=str(task.paths.environment), tag=tag, rm=True, labels={"workbench.task": task.id})
+        import docker
+
+        try:
+            client.images.build(path=str(task.paths.environment), tag=tag, rm=True,
+                                labels={"workbench.task": task.id})
+        except (docker.errors.BuildError, docker.errors.APIError) as exc:  # the task's environment, not a bug
+            reason = str(getattr(exc, "msg", None) or exc).strip().splitlines()[-1][:300]
+            raise SandboxSetupError(f"docker sandbox: the image of {task.id} could not be built from "
+                                    f"{task.paths.dockerfile}: {reason}") from None
     return tag
 
 

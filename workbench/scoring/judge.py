@@ -484,7 +484,9 @@ def judge_leaf(task: Task, leaf: Leaf, ev: Evidence, settings: JudgeSettings, ju
                     break
                 messages.append({"role": "user", "content": f"Your reply was not a valid verdict ({str(exc)[:300]}). "
                                                             "Reply with the JSON object only."})
-    except (ModelEndpointError, AgentRequestError, TimeoutError) as exc:
+    except ModelEndpointError as exc:  # said as what it is: the judge could not be reached, not the evidence
+        error = f"judge unreachable: {exc}"
+    except (AgentRequestError, TimeoutError) as exc:
         error = f"{type(exc).__name__}: {exc}"
     outcome = JudgeOutcome(verdict, error, key, parts, False, usage, f"judge/{record.name}", usage["calls"])
     atomic_write_json(record, {"leaf": leaf.id, "key": key, "fingerprint": parts, "model": settings.model,
