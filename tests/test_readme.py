@@ -1,0 +1,101 @@
+"""The README's commands, parsed from README.md: every one names real verbs and options, and the ones
+that need no model endpoint, server or hours are run as written (outputs redirected to a temp folder)."""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+import pytest
+import typer.main
+
+from tests.conftest import REPO, run_cli
+from workbench.cli import app
+
+README = REPO / "README.md"
+# run as written, in README order: everything else is parsed only (why, per verb)
+NOT_RUN = {
+    "task validate": "every task's construction checks: ~15 min (run by make test)",
+    "task freeze": "rewrites a bundled task's records",
+    "task import": "needs the source task",
+    "env install": "the demo environment is installed by the session's fixtures",
+    "batch": "needs the reader's matrix.toml",
+    "review serve": "a server (its browser test starts it)",
+    "review adjudicate": "run after a dispute; review set covers the same path",
+    "demo": "tested by test_cli and make demo",
+    "tour": "tested by test_tour",
+    "view": "a server (its browser test starts it)",
+}
+
+
+def readme_commands() -> list[str]:
+    """Each `workbench ...` line of the README's bash blocks, continuations joined, comments dropped."""
+    blocks = re.findall(r"```bash\n(.*?)```", README.read_text(), re.S)
+    commands = []
+    for block in blocks:
+        for line in block.replace("\\\n", " ").splitlines():
+            line = re.sub(r"\s#\s.*$", "", line).strip()
+            line = re.sub(r"^([A-Z_]+=\S+\s+)+", "", line)  # VAR=value workbench ...
+            if line.startswith("workbench "):
+                commands.append(line)
+    return commands
+
+
+def _words(command: str, *, optional: bool) -> list[str]:
+    """The command's words; ``[...]`` groups kept (brackets dropped) when ``optional``, else left out."""
+    text = re.sub(r"\[([^\]]*)\]", r"\1" if optional else "", command)
+    return shlex.split(text)[1:]
+
+
+def _resolve(words: list[str]):
+    cmd, path = typer.main.get_command(app), []
+    while hasattr(cmd, "commands") and words and words[0] in cmd.commands:
+        path.append(words[0])
+        cmd = cmd.commands[words.pop(0)]
+    return cmd, " ".join(path), words
+
+
+def test_the_readme_has_its_commands():
+    verbs = {_resolve(_words(c, optional=False))[1] for c in readme_commands()}
+    assert len(readme_commands()) >= 30 and {"run", "score", "replay", "batch", "report", "review serve"} <= verbs
+
+
+@pytest.mark.parametrize("command", readme_commands())
+def test_every_readme_command_names_real_verbs_and_options(command):
+    cmd, path, rest = _resolve(_words(command, optional=True))
+    assert path and not hasattr(cmd, "commands"), f"{command!r}: no such command"
+    known = {o for p in cmd.params for o in (*p.opts, *p.secondary_opts)} | {"-v", "--verbose", "--help"}
+    unknown = [w for w in rest if w.startswith("-") and w.split("=")[0] not in known]
+    assert unknown == [], f"{command!r}: {path} has no option {unknown[0]}"
+    arguments = [p for p in cmd.params if p.param_type_name == "argument" and p.required]
+    values = [w for w in rest if not w.startswith("-")]
+    assert len(values) >= len(arguments), f"{command!r}: {path} needs {[a.name for a in arguments]}"
+
+
+def _redirected(words: list[str], tmp, trial) -> list[str]:
+    """The README's output paths, inside the test's folder (its inputs stay as written)."""
+    mine = str(tmp / "runs" / "mine")
+    table = {"/tmp/trial": str(tmp / "trial"), "runs/mine": mine, "runs/b1": mine, "runs/first": mine,
+             "runs/b1/trials/T": trial, "runs/demo/trials/h2-pes__oracle__1": trial, "runs": str(tmp / "runs"),
+             "t.json": str(tmp / "t.json")}
+    return [table.get(w, str(tmp / w) if w.startswith("reports/") else w) for w in words]
+
+
+@pytest.mark.slow
+def test_the_readme_commands_run_as_written(tmp_path, demo_task):
+    trial = str(tmp_path / "runs" / "mine" / "trials" / "h2-pes__oracle__1")
+    ran = []
+    # the quickstart's later lines read the run its model made: they run once the oracle's run exists
+    ordered = sorted(readme_commands(), key=lambda c: "runs/first" in c)
+    for command in ordered:
+        words = _words(command, optional=False)
+        verb = _resolve(list(words))[1]
+        needs_a_model = "--judge-model" in words or (
+            "--agent" in words and words[words.index("--agent") + 1] not in ("oracle", "nop"))
+        if verb in NOT_RUN or needs_a_model:  # parsed above; a model endpoint is another test's business
+            continue
+        proc = run_cli(*_redirected(words, tmp_path, trial), timeout=900)
+        assert proc.returncode in (0, 3 if verb == "replay" else 0), f"{command}\n{proc.stdout}\n{proc.stderr}"
+        assert "Traceback" not in proc.stderr
+        ran.append(verb)
+    assert {"replay", "score", "run", "index", "trajectory", "review set", "judge-eval", "report"} <= set(ran)
