@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -178,7 +179,8 @@ def test_an_agent_that_cannot_start_is_an_infra_error_with_its_cause(tmp_path, m
     monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no claude here, whatever the developer's machine has
     proc, run = _run_trial_cli(tmp_path, *args)
     assert proc.returncode == 1 and cause in proc.stderr and "Traceback" not in proc.stderr
-    assert len(proc.stderr.strip().splitlines()) == 1  # one line
+    errors = [line for line in proc.stderr.splitlines() if not re.match(r"\d\d:\d\d:\d\d  ", line)]
+    assert len(errors) == 1  # one line, beside the stage lines of a trial that started
     assert list(_statuses(run).values()) == recorded if run.exists() else recorded == []  # never "complete", R = 0
     assert not list(run.glob("trials/*/scores.json"))
 
