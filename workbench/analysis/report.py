@@ -148,10 +148,10 @@ def _offline(output: dict) -> dict:
     return output
 
 
-def export_html(executed: Path, out: Path, title: str, *, code: bool = False) -> Path:
+def notebook_html(executed: Path, title: str, *, code: bool = False) -> str:
     """An executed notebook as one self-contained HTML page that renders offline: the lab template,
     plotly.js embedded once by the figures, CDN scripts (require.js, MathJax) removed, scrapbook's
-    glue dropped; code cells shown only when ``code`` (the tour shows them, reports do not)."""
+    glue dropped; code cells shown only when ``code`` (the tour and `workbench view` show them)."""
     import nbformat
     from nbconvert import HTMLExporter
 
@@ -163,7 +163,12 @@ def export_html(executed: Path, out: Path, title: str, *, code: bool = False) ->
     exporter = HTMLExporter(template_name="lab", exclude_input=not code, exclude_input_prompt=True,
                             exclude_output_prompt=True)
     body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
-    body = REMOTE_SCRIPT.sub("", body)
+    return REMOTE_SCRIPT.sub("", body)
+
+
+def export_html(executed: Path, out: Path, title: str, *, code: bool = False) -> Path:
+    """:func:`notebook_html` written to ``out`` (atomically)."""
+    body = notebook_html(executed, title, code=code)
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(".html.tmp")
