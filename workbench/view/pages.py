@@ -45,7 +45,7 @@ margin:.2em 0}
 .bar{display:flex;height:10px;width:420px;border-radius:5px;overflow:hidden;background:#eee;margin:.3em 0}
 .muted{color:#777}.error{color:#b00}nav a{margin-right:1em}.preview{margin:.3em 0 .8em 1.5em}
 details>summary{cursor:pointer}.step{border-left:3px solid #ddd;padding-left:.6em;margin:.4em 0}
-button.preview-btn{font-size:11px;padding:0 .4em}
+button.preview-btn{font-size:11px;padding:0 .4em}table.leaves{width:100%}
 """
 
 JS = """
@@ -279,17 +279,16 @@ def _evidence(tp: TrialPaths, base: str, provenance: dict[str, Any]) -> str:
         if entry.is_dir:
             rows.append(f"<tr class='dir'><td style='{pad}'>{e(name)}/</td><td></td><td></td><td></td><td></td></tr>")
             continue
-        if entry.rel == "MANIFEST.sha256":
-            digest = "(the manifest)"
-        else:
-            digest = (hashes.get(entry.rel) or "not in the manifest")[:16]
+        manifest = entry.rel == "MANIFEST.sha256"
+        digest = "–" if manifest else (hashes.get(entry.rel) or "not in the manifest")[:16]
+        origin = "the manifest (written by the workbench)" if manifest else _origin(entry.rel, sources)
         box = f"pv{n}"
         raw = f"{base}/file/evidence/{'/'.join(q(p) for p in entry.rel.split('/'))}"
         preview = (f"<button class='preview-btn' data-preview='{base}/preview?{e(urlencode({'path': entry.rel}))}' "
                    f"data-target='{box}'>preview</button>" if entry.rel in hashes else "")
         rows.append(f"<tr class='file' data-path='{e(entry.rel)}'><td style='{pad}'><a href='{e(raw)}' "
                     f"target='_blank'>{e(name)}</a></td><td class='num'>{entry.st.st_size}</td>"
-                    f"<td class='mono'>{e(digest)}</td><td>{e(_origin(entry.rel, sources))}</td><td>{preview}</td></tr>"
+                    f"<td class='mono'>{e(digest)}</td><td>{e(origin)}</td><td>{preview}</td></tr>"
                     f"<tr><td colspan='5'><div class='preview' id='{box}' hidden></div></td></tr>")
     for rel, target in sorted(links.items()):
         rows.append(f"<tr class='link'><td class='mono'>{e(rel)}</td><td></td><td></td>"
