@@ -201,3 +201,16 @@ def test_the_cli_refuses_a_directory_that_does_not_exist():
     res = run_cli("view", "/nope", "--port", "0", timeout=60)
     said = " ".join(res.stderr.replace("│", " ").split())
     assert res.returncode == 2 and "'/nope' does not exist" in said and "Traceback" not in said
+
+
+def test_the_cli_says_when_the_port_is_taken(review_run):
+    import socket
+
+    from tests.conftest import run_cli
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        res = run_cli("view", str(review_run), "--port", str(s.getsockname()[1]), timeout=60)
+    assert res.returncode == 1 and res.stderr.startswith("error: cannot serve on 127.0.0.1:")
+    assert len(res.stderr.strip().splitlines()) == 1
