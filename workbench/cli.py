@@ -662,6 +662,28 @@ def report_cmd(runs_dir: Path = typer.Argument(..., help="A run or a directory o
     typer.echo(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB) and {path.with_suffix('.ipynb')}")
 
 
+@app.command("view")
+def view_cmd(runs_dir: Path = typer.Argument(Path("runs"), help="A run or a directory of runs.", **_EXISTING_DIR),
+             port: int = typer.Option(8765, "--port", help="Port on 127.0.0.1 (0: any free port)."),
+             review_url: str | None = typer.Option(None, "--review-url", help="The reviewer's URL (`workbench "
+                                                   "review serve`), to link each leaf to it.")):
+    """Browse runs and trials in a local web app on 127.0.0.1; it refreshes while a batch runs."""
+    from .view.server import ViewServer
+
+    try:
+        server = ViewServer(runs_dir, port=port, review_url=review_url)
+    except OSError as exc:
+        raise WorkbenchError(f"cannot serve on 127.0.0.1:{port}: {exc.strerror or exc}") from None
+    typer.echo(f"workbench view of {runs_dir} at {server.url} (Ctrl-C stops it)")
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.httpd.server_close()
+    typer.echo("stopped")
+
+
 @app.command("index")
 def index_cmd(run_dir: Path = RUN_DIR, db: str | None = typer.Option(None, "--db", help="SQLAlchemy URL (default: "
                                                                               "RUN_DIR/results.db).")):

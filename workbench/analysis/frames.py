@@ -23,7 +23,8 @@ Withheld outcomes (:data:`WITHHELD_STATES`) were never the submission's fault, s
 every mean, rate and table, never scored 0 and never scored on what survived the failure. A refusal
 that a fallback configuration replaced scores the fallback's submission, and still counts in the
 refusal rate. When a (configuration, task, attempt) appears in several runs, the latest finished one is
-used.
+used; runs are merged only when a configuration name means the same configuration in all of them
+(:func:`check_configurations`), else "model-A" of one run would be averaged with another "model-A".
 """
 
 from __future__ import annotations
@@ -55,6 +56,45 @@ def run_dirs(root: Path | str) -> list[Path]:
     return sorted(d for d in root.iterdir() if (d / "trials").is_dir() or (d / "results.db").is_file())
 
 
+def run_configs(run_dir: Path | str) -> dict[str, dict]:
+    """A run's configurations by name, as recorded: a batch's matrix or `workbench run`'s ``configs`` in
+    run.json, else each trial's trial.json (a run made by the library); unset fields take their defaults."""
+    from ..io import read_json
+    from ..matrix import AgentConfig
+
+    run = RunPaths(Path(run_dir))
+    try:
+        data = read_json(run.run_json) if run.run_json.is_file() else {}
+    except (OSError, ValueError):
+        data = {}
+    found = {a["name"]: a for a in (data.get("matrix") or {}).get("agents", []) if isinstance(a, dict) and "name" in a}
+    found |= {n: c for n, c in (data.get("configs") or {}).items() if isinstance(c, dict)}
+    if not found and run.trials.is_dir():
+        for d in sorted(run.trials.iterdir()):
+            try:
+                cfg = read_json(d / "trial.json").get("config") or {}
+            except (OSError, ValueError, AttributeError):
+                continue
+            if "name" in cfg:
+                found.setdefault(cfg["name"], cfg)
+    return {n: AgentConfig.model_construct(**{**c, "name": n}).model_dump() for n, c in found.items()}
+
+
+def check_configurations(runs: list[Path]) -> None:
+    """Refuse to merge runs in which one configuration name stands for different configurations."""
+    from ..errors import WorkbenchError
+
+    seen: dict[str, tuple[str, dict]] = {}
+    for run in runs:
+        for name, cfg in run_configs(run).items():
+            first, old = seen.setdefault(name, (run.name, cfg))
+            if old != cfg:
+                fields = ", ".join(f"{k}: {old.get(k)!r} vs {cfg.get(k)!r}" for k in sorted(set(old) | set(cfg))
+                                   if old.get(k) != cfg.get(k))
+                raise WorkbenchError(f"configuration {name!r} differs between runs {first} and {run.name} ({fields}); "
+                                     "a report would merge them: report each run on its own, or rename one")
+
+
 def _store_current(store: Store, run: RunPaths) -> None:
     """Index a run whose trial directories are not (all) in its store yet; a synthetic run has none."""
     if not run.trials.is_dir():
@@ -68,7 +108,9 @@ def load_index(root: Path | str, url: str | None = None,
                tables: tuple[str, ...] = ("trials", "workflow_time")) -> dict[str, pd.DataFrame]:
     """Tables of the index (``leaf_scores`` too when asked: ~40 rows per outcome) of every run under ``root``."""
     frames: dict[str, list[pd.DataFrame]] = {t: [] for t in tables}
-    for d in run_dirs(root):
+    runs = run_dirs(root)
+    check_configurations(runs)
+    for d in runs:
         store = Store.for_run(d, url)
         _store_current(store, RunPaths(d))
         for name in frames:

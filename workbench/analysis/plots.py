@@ -11,6 +11,20 @@ import numpy as np
 import pandas as pd
 
 STAGE_COLORS = ["#4C78A8", "#F58518", "#54A24B", "#E45756", "#B279A2", "#BAB0AC"]
+# a figure's height grows with its rows but never below a readable plotting area: a first run has two
+# configurations, and `120 + 28 × rows` once left 2 px to draw their bars in under the title and legend
+CHROME_PX = 200  # title, axes, legend and plotly's margins
+MIN_PLOT_PX = 240
+MIN_INCHES = 3.2  # the same for matplotlib figures
+
+
+def _height(rows: int, per_row: int) -> int:
+    """Plotly figure height in px: the margins plus at least MIN_PLOT_PX to draw in."""
+    return CHROME_PX + max(MIN_PLOT_PX, per_row * rows)
+
+
+def _inches(rows: int, per_row: float, chrome: float = 1.2) -> float:
+    return max(MIN_INCHES, chrome + per_row * rows)
 
 
 def _plotly():
@@ -46,9 +60,9 @@ def scores(table: pd.DataFrame, static: bool = False):
                                 error_x=dict(type="data", symmetric=False, array=t.full_rate_upper - t.full_rate,
                                              arrayminus=[0] * len(t)))])
         return fig.update_layout(barmode="group", title="Partial score and full rate per configuration (%)",
-                                 height=120 + 28 * len(t), xaxis_title="%", legend_orientation="h")
+                                 height=_height(len(t), 44), xaxis_title="%", legend_orientation="h")
     plt = _mpl()
-    fig, ax = plt.subplots(figsize=(8, 1 + 0.35 * len(t)))
+    fig, ax = plt.subplots(figsize=(8, _inches(len(t), 0.35)))
     y = np.arange(len(t))
     ax.barh(y + 0.2, t.partial, 0.4, xerr=[np.zeros(len(t)), t.partial_upper - t.partial], label="partial score")
     ax.barh(y - 0.2, t.full_rate, 0.4, xerr=[np.zeros(len(t)), t.full_rate_upper - t.full_rate],
@@ -70,9 +84,9 @@ def heatmap(view: dict[str, Any], static: bool = False):
                                    zmin=0, zmax=100, text=np.round(heat.values, 1), texttemplate="%{text}",
                                    colorbar_title="mean R %"))
         return fig.update_layout(title="Mean R (%) by configuration and field, hardest field first",
-                                 height=200 + 30 * len(heat), yaxis_autorange="reversed", xaxis_tickangle=-35)
+                                 height=_height(len(heat), 30), yaxis_autorange="reversed", xaxis_tickangle=-35)
     plt = _mpl()
-    fig, ax = plt.subplots(figsize=(1.5 + 0.8 * heat.shape[1], 1.5 + 0.4 * heat.shape[0]))
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.5 + 0.8 * heat.shape[1]), _inches(heat.shape[0], 0.4, 1.5)))
     im = ax.imshow(heat.values, cmap="RdYlGn", vmin=0, vmax=100, aspect="auto")
     ax.set_xticks(range(heat.shape[1]), heat.columns, rotation=35, ha="right")
     ax.set_yticks(range(heat.shape[0]), heat.index)
@@ -90,9 +104,9 @@ def difficulty(view: dict[str, Any], static: bool = False):
     if go:
         fig = go.Figure(go.Bar(x=d.values, y=list(d.index), orientation="h", marker_color="#E45756"))
         return fig.update_layout(title="Field difficulty (100 − mean R across configurations)",
-                                 height=120 + 26 * len(d), xaxis_range=[0, 100])
+                                 height=_height(len(d), 26), xaxis_range=[0, 100])
     plt = _mpl()
-    fig, ax = plt.subplots(figsize=(7, 1 + 0.3 * len(d)))
+    fig, ax = plt.subplots(figsize=(7, _inches(len(d), 0.3)))
     ax.barh(list(d.index), d.values, color="#E45756")
     ax.set_xlim(0, 100)
     ax.set_title("Field difficulty (100 − mean R across configurations)")
@@ -115,9 +129,9 @@ def phases(dist: pd.DataFrame, static: bool = False):
         fig.add_trace(go.Scatter(x=dist["mean"], y=dist.phase, mode="markers", name="mean",
                                  marker=dict(symbol="diamond", size=11, color="#F58518")))
         return fig.update_layout(title="Phase scores over outcomes (%): IQR (thick), 10th–90th percentile (thin)",
-                                 xaxis_range=[0, 100], height=300, yaxis_autorange="reversed")
+                                 xaxis_range=[0, 100], height=_height(3, 0), yaxis_autorange="reversed")
     plt = _mpl()
-    fig, ax = plt.subplots(figsize=(8, 2.6))
+    fig, ax = plt.subplots(figsize=(8, MIN_INCHES))
     y = np.arange(len(dist))[::-1]
     ax.hlines(y, dist.p10, dist.p90, color="#888", lw=1.5)
     ax.hlines(y, dist.q25, dist.q75, color="#4C78A8", lw=8)
@@ -162,10 +176,10 @@ def allocation(alloc: pd.DataFrame, static: bool = False):
         fig = go.Figure([go.Bar(y=alloc.config, x=alloc[s], name=s, orientation="h", marker_color=c)
                          for s, c in zip(stages, STAGE_COLORS, strict=False)])
         return fig.update_layout(barmode="stack", title="Tool-mediated time by workflow stage (%)",
-                                 height=160 + 28 * len(alloc), xaxis_range=[0, 100], legend_orientation="h",
+                                 height=_height(len(alloc), 28), xaxis_range=[0, 100], legend_orientation="h",
                                  legend_traceorder="normal")
     plt = _mpl()
-    fig, ax = plt.subplots(figsize=(8, 1.2 + 0.35 * len(alloc)))
+    fig, ax = plt.subplots(figsize=(8, _inches(len(alloc), 0.35)))
     left = np.zeros(len(alloc))
     for s, c in zip(stages, STAGE_COLORS, strict=False):
         ax.barh(alloc.config, alloc[s], left=left, label=s, color=c)

@@ -91,6 +91,17 @@ def _withheld_note(outcomes: pd.DataFrame) -> str:
             f"<details{' open' if len(w) <= 20 else ''}><summary>the withheld outcomes</summary>{rows}</details>")
 
 
+def merged_runs(runs: list[Path], outcomes: pd.DataFrame) -> str:
+    """Which run directories the report read, their configurations, and how many outcomes each gave (an
+    outcome in several runs is taken from the latest finished one)."""
+    from .frames import run_configs
+
+    used = outcomes["run"].value_counts() if "run" in outcomes else pd.Series(dtype=int)
+    rows = pd.DataFrame([{"run": r.name, "directory": str(r), "configurations": ", ".join(sorted(run_configs(r))),
+                          "outcomes used": int(used.get(r.name, 0))} for r in runs])
+    return f"<details open><summary>Runs merged ({len(runs)})</summary>{fmt_table(rows)}</details>"
+
+
 def banner(runs_dir: str | Path, outcomes: pd.DataFrame) -> str:
     """What the report covers, and what a reader must know before trusting its numbers."""
     from .frames import run_dirs
@@ -115,7 +126,7 @@ def banner(runs_dir: str | Path, outcomes: pd.DataFrame) -> str:
     n_task = outcomes["task"].nunique() if len(outcomes) else 0
     head = (f"<p>{len(outcomes)} outcomes: {n_cfg} configuration(s) × {n_task} task(s), from "
             f"{len(runs)} run(s) ({html.escape(', '.join(r.name for r in runs))}); built "
-            f"{datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}.</p>")
+            f"{datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}.</p>" + merged_runs(runs, outcomes))
     style = "border-left:4px solid #E45756;padding:0.3em 0.8em;background:#fff4f4"
     return head + "".join(f"<div style='{style}'>{n}</div>" for n in notes)
 
@@ -124,11 +135,13 @@ def build_report(runs_dir: Path | str, out: Path | str, *, title: str | None = N
                  trajectories_per_config: int = 50) -> Path:
     """Execute the overview for ``runs_dir`` and write ``out`` (HTML) plus the executed notebook beside it."""
     from ..notebooks import execute_notebook
-    from .frames import run_dirs
+    from .frames import check_configurations, run_dirs
 
     runs_dir, out = Path(runs_dir).resolve(), Path(out)
-    if not run_dirs(runs_dir):
+    runs = run_dirs(runs_dir)
+    if not runs:
         raise WorkbenchError(f"{runs_dir}: no runs found (a run directory holds trials/ or results.db)")
+    check_configurations(runs)  # before the notebook runs: one line, not a notebook's traceback
     title = title or f"Results: {runs_dir.name}"
     executed = execute_notebook(OVERVIEW, out.with_suffix(".ipynb"), {
         "runs_dir": str(runs_dir), "title": title, "static": static,
@@ -148,10 +161,10 @@ def _offline(output: dict) -> dict:
     return output
 
 
-def export_html(executed: Path, out: Path, title: str, *, code: bool = False) -> Path:
+def notebook_html(executed: Path, title: str, *, code: bool = False) -> str:
     """An executed notebook as one self-contained HTML page that renders offline: the lab template,
     plotly.js embedded once by the figures, CDN scripts (require.js, MathJax) removed, scrapbook's
-    glue dropped; code cells shown only when ``code`` (the tour shows them, reports do not)."""
+    glue dropped; code cells shown only when ``code`` (the tour and `workbench view` show them)."""
     import nbformat
     from nbconvert import HTMLExporter
 
@@ -163,7 +176,12 @@ def export_html(executed: Path, out: Path, title: str, *, code: bool = False) ->
     exporter = HTMLExporter(template_name="lab", exclude_input=not code, exclude_input_prompt=True,
                             exclude_output_prompt=True)
     body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
-    body = REMOTE_SCRIPT.sub("", body)
+    return REMOTE_SCRIPT.sub("", body)
+
+
+def export_html(executed: Path, out: Path, title: str, *, code: bool = False) -> Path:
+    """:func:`notebook_html` written to ``out`` (atomically)."""
+    body = notebook_html(executed, title, code=code)
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(".html.tmp")

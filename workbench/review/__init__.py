@@ -9,7 +9,7 @@ from importlib import import_module
 
 _NAMES = {"Reviewer": ".widget", "agreement": ".consensus", "disputes": ".consensus",
           "set_reviewers_required": ".consensus", "record_review": ".records", "rescore_from_reviews": ".records",
-          "reviewers_required": ".records"}
+          "reviewers_required": ".records", "query_selection": ".widget"}
 __all__ = sorted(_NAMES)
 
 

@@ -16,6 +16,7 @@ from ..paths import RunPaths
 
 APP = Path(__file__).resolve().parents[2] / "notebooks" / "apps" / "review.ipynb"
 CULL_IDLE_SECONDS = 1800
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the directory holding this workbench package
 
 
 def app_notebook() -> Path:
@@ -31,6 +32,8 @@ def voila_command(run_dir: Path | str, port: int, store_url: str | None = None) 
     if not run.trials.is_dir():
         raise WorkbenchError(f"{run_dir}: no trials/ directory (not a run directory)")
     env = {**os.environ, "WORKBENCH_REVIEW_RUN": str(run.root)}
+    # the app's kernel imports the workbench that serves it (a checkout's, not another installed copy)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PACKAGE_ROOT), os.environ.get("PYTHONPATH")) if p)
     if store_url:
         env["WORKBENCH_STORE_URL"] = store_url
     argv = [sys.executable, "-m", "voila", str(app_notebook()), f"--port={port}", "--no-browser",

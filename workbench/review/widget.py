@@ -47,11 +47,19 @@ def _load_rubric_text(task_dir: str | None) -> dict[str, str]:
         return {}
 
 
+def query_selection(query: str) -> tuple[str, str] | None:
+    """(trial, leaf) from a URL query string ``trial=T&leaf=L`` (Voila gives the kernel QUERY_STRING)."""
+    from urllib.parse import parse_qs
+
+    q = parse_qs(query or "")
+    return (q["trial"][0], q["leaf"][0]) if q.get("trial") and q.get("leaf") else None
+
+
 class Reviewer(w.VBox):
     """Review the leaves of ``target`` (a run directory or one trial inside a run)."""
 
     def __init__(self, target: str | Path, *, store: Store | None = None, reviewer: str = "",
-                 show: str = "awaiting"):
+                 show: str = "awaiting", select: tuple[str, str] | None = None):
         target = Path(target).resolve()
         if (target / "scores.json").is_file() or (target / "trial.json").is_file():
             run_dir, self.only_trial = run_of(target), target.name
@@ -104,6 +112,18 @@ class Reviewer(w.VBox):
         right = w.VBox([self.detail, self.form, self.message, self.evidence], layout=w.Layout(width="62%"))
         super().__init__([self.summary, w.HBox([left, right])])
         self.reload()
+        if select is not None:
+            self.select(*select)
+
+    def select(self, trial: str, leaf: str) -> bool:
+        """Open one leaf (a link from `workbench view`), showing all leaves if the filter hides it."""
+        if not any(r["trial"] == trial and r["id"] == leaf for r in self.rows):
+            self._say(f"no leaf {leaf!r} in trial {trial!r} here", error=True)
+            return False
+        if not self._matches(next(r for r in self.rows if r["trial"] == trial and r["id"] == leaf)):
+            self.phase.value, self.task.value, self.show.value = None, None, "all"
+        self.leaves.value = (trial, leaf)
+        return True
 
     # --- data ---------------------------------------------------------------------------------
 

@@ -1,0 +1,195 @@
+"""`workbench view`: a small web server on 127.0.0.1 over a directory of runs (standard library only).
+
+Routes (GET)::
+
+    /                                   the run list (polls /fragment/runs while open)
+    /api/runs                           the same as JSON
+    /run/RUN/trial/T                    a trial's page
+    /api/run/RUN/trial/T                its summary and leaves as JSON
+    /run/RUN/trial/T/fragment/summary   its summary (polled while the trial runs)
+    /run/RUN/trial/T/preview?path=P     one evidence file's preview, read in the confined reader
+    /run/RUN/trial/T/file/PATH          a file of the trial as text (images as images)
+    /run/RUN/trial/T/notebook/NAME      an executed stage notebook rendered to HTML
+    /static/view.css  /static/view.js
+
+Runs and trials are found by name among what is on disk, never by joining a requested name to a path;
+files are served only from inside the trial (:mod:`.files`). Pages may run only the view's own script
+(Content-Security-Policy), and a request whose Host is not this loopback address is refused (a web
+page elsewhere cannot reach the view by DNS rebinding).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from functools import lru_cache
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from ..evidence import read_manifest
+from . import pages, summary
+from .files import Refused, contained, content_type
+
+log = logging.getLogger(__name__)
+
+PREVIEW_MEMORY_MB = 1024
+APP_CSP = ("default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+           "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+FILE_CSP = "default-src 'none'; img-src 'self'; sandbox"
+NOTEBOOK_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; sandbox"
+
+
+class NotFound(Exception):
+    pass
+
+
+@lru_cache(maxsize=32)
+def _render_notebook(path: str, mtime_ns: int) -> str:
+    """An executed stage notebook as offline HTML, code shown (cached until the file changes)."""
+    from ..analysis.report import notebook_html
+
+    return notebook_html(Path(path), Path(path).stem, code=True)
+
+
+class View:
+    """What the handler serves: the runs under ``root``, with links into the reviewer at ``review_url``."""
+
+    def __init__(self, root: Path, review_url: str | None = None, poll_seconds: float = 3.0):
+        self.root, self.review_url, self.poll_seconds = Path(root).resolve(), review_url, poll_seconds
+
+    def trial(self, run_name: str, tid: str):
+        run = summary.find_run(self.root, run_name)
+        tp = summary.find_trial(run, tid) if run else None
+        if tp is None:
+            raise NotFound(f"no trial {tid!r} in run {run_name!r}")
+        return run, tp
+
+    def preview(self, run, tp, rel: str) -> str:
+        from ..reader import Reader
+
+        hashes = read_manifest(tp.evidence)
+        if rel not in hashes:
+            raise NotFound(f"{rel!r} is not a file of the evidence manifest")
+        try:
+            prov = json.loads(tp.provenance.read_text()) if tp.provenance.is_file() else {}
+        except ValueError:
+            prov = {}
+        # the preview parses what the submission wrote: in the confined reader, never in the view
+        return Reader(tp.evidence, prov, memory_mb=PREVIEW_MEMORY_MB).previews([rel], hashes)
+
+    def get(self, path: str, query: dict[str, list[str]]) -> tuple[int, str, bytes, str]:
+        """(status, content type, body, CSP) for a GET of ``path``."""
+        parts = [unquote(p) for p in path.split("/")[1:]]
+        if parts in ([""], []):
+            return self._html(pages.runs_page(summary.runs(self.root), self.root, self.poll_seconds))
+        if parts == ["fragment", "runs"]:
+            return self._html(pages.runs_fragment(summary.runs(self.root), self.root))
+        if parts == ["api", "runs"]:
+            return self._json(summary.runs(self.root))
+        if parts[0] == "static" and len(parts) == 2 and parts[1] in ("view.css", "view.js"):
+            css = parts[1].endswith(".css")
+            return (200, "text/css; charset=utf-8" if css else "text/javascript; charset=utf-8",
+                    (pages.CSS if css else pages.JS).encode(), APP_CSP)
+        api = parts[0] == "api"
+        rest = parts[1:] if api else parts
+        if len(rest) < 4 or rest[0] != "run" or rest[2] != "trial":
+            raise NotFound(path)
+        run, tp = self.trial(rest[1], rest[3])
+        sub = rest[4:]
+        if api and not sub:
+            scores = summary.read_scores(tp)
+            return self._json({**summary.trial_summary(run, tp.root.name),
+                               "leaves": [lf.model_dump() for lf in scores.leaves] if scores else []})
+        if api:
+            raise NotFound(path)
+        if not sub:
+            return self._html(pages.trial_page(run, tp, review_url=self.review_url, poll_seconds=self.poll_seconds))
+        if sub == ["fragment", "summary"]:
+            return self._html(pages.summary_fragment(run, tp))
+        if sub == ["preview"]:
+            return self._html(self.preview(run, tp, (query.get("path") or [""])[0]))
+        if sub[0] == "file":
+            file = contained(tp.root, sub[1:])
+            with open(file, "rb") as fh:
+                return 200, content_type(file), fh.read(), FILE_CSP
+        if sub[0] == "notebook" and len(sub) == 2 and sub[1].endswith(".ipynb"):
+            nb = contained(tp.notebooks, sub[1:])
+            return 200, "text/html; charset=utf-8", _render_notebook(str(nb), nb.stat().st_mtime_ns).encode(), \
+                NOTEBOOK_CSP
+        raise NotFound(path)
+
+    @staticmethod
+    def _html(text: str) -> tuple[int, str, bytes, str]:
+        return 200, "text/html; charset=utf-8", text.encode(), APP_CSP
+
+    @staticmethod
+    def _json(data) -> tuple[int, str, bytes, str]:
+        return 200, "application/json", json.dumps(data, default=str).encode(), APP_CSP
+
+
+def _handler(view: View, hosts: set[str]):
+    class Handler(BaseHTTPRequestHandler):
+        server_version = "workbench-view"
+
+        def do_GET(self):  # noqa: N802 (the standard library's name)
+            url = urlsplit(self.path)
+            if self.headers.get("Host", "") not in hosts:
+                return self._send(403, "text/plain; charset=utf-8", b"refused: unexpected Host header", FILE_CSP)
+            try:
+                self._send(*view.get(url.path, parse_qs(url.query)))
+            except Refused as exc:
+                self._send(403, "text/plain; charset=utf-8", f"refused: {exc}".encode(), FILE_CSP)
+            except (NotFound, FileNotFoundError, NotADirectoryError) as exc:
+                self._send(404, "text/plain; charset=utf-8", f"not found: {exc}".encode(), FILE_CSP)
+            except Exception as exc:  # a bug or a broken run: say it, keep serving
+                log.exception("view: %s failed", self.path)
+                self._send(500, "text/plain; charset=utf-8", f"error: {type(exc).__name__}: {exc}".encode(),
+                           FILE_CSP)
+
+        def _send(self, status: int, ctype: str, body: bytes, csp: str) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Content-Security-Policy", csp)
+            self.send_header("X-Content-Type-Options", "nosniff")
+            self.send_header("Cache-Control", "no-store")
+            self.send_header("Referrer-Policy", "no-referrer")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, fmt, *args):
+            log.info("view: " + fmt, *args)
+
+    return Handler
+
+
+class ViewServer:
+    """The view on 127.0.0.1:``port`` (0: any free port; :attr:`url` says which it bound)."""
+
+    def __init__(self, root: Path | str, *, port: int = 0, review_url: str | None = None,
+                 poll_seconds: float = 3.0):
+        self.view = View(Path(root), review_url, poll_seconds)
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), _handler(self.view, set()))
+        self.port = self.httpd.server_address[1]
+        hosts = {f"127.0.0.1:{self.port}", f"localhost:{self.port}"}
+        self.httpd.RequestHandlerClass = _handler(self.view, hosts)
+        self.httpd.daemon_threads = True
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/"
+
+    def serve_forever(self) -> None:
+        self.httpd.serve_forever(poll_interval=0.2)
+
+    def start(self) -> threading.Thread:
+        """Serve in a background thread (tests, notebooks); :meth:`stop` ends it."""
+        t = threading.Thread(target=self.serve_forever, daemon=True, name="workbench-view")
+        t.start()
+        return t
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
