@@ -244,7 +244,10 @@ def replay_cmd(
     raise typer.Exit(0 if prov.status == "succeeded" else 3)
 
 
-def _print_scores(scores, scores_path: Path) -> None:
+LEAVES_HELP = "Also print every leaf: id, phase, status, score and its rationale on one line."
+
+
+def _print_scores(scores, scores_path: Path, leaves: bool = False) -> None:
     ph = scores.phases
     typer.echo(f"R = {scores.R:.4f}  full = {str(scores.full).lower()}  coverage = {scores.coverage:.3f}"
                f"  (modeling {ph['modeling']:.3f}, execution {ph['execution']:.3f}, "
@@ -260,6 +263,10 @@ def _print_scores(scores, scores_path: Path) -> None:
                    f"{u['prompt_tokens'] + u['completion_tokens']} tokens{cost}")
     for change in scores.fingerprint_changes:
         typer.echo(f"judge fingerprint changed: {change}")
+    if leaves:
+        from .terminal import leaf_table
+
+        typer.echo("\n".join(["", *leaf_table(scores), ""]))
     typer.echo(f"scores: {scores_path}")
 
 
@@ -279,6 +286,7 @@ def score_cmd(task_dir: Path = TASK_DIR, trial: Path = typer.Option(..., "--tria
               only_leaves: str | None = typer.Option(None, "--only-leaves", help="Comma-separated leaf ids to re-score "
                                                      "(the judge is called again for them); the rest is kept."),
               as_json: bool = typer.Option(False, "--json", help="Print scores.json."),
+              leaves: bool = typer.Option(False, "--leaves", help=LEAVES_HELP),
               db: str | None = typer.Option(None, "--db", help="SQLAlchemy URL of the run's results store, whose "
                                             "reviews are applied (default: WORKBENCH_STORE_URL, else the run's)."),
               force: bool = typer.Option(False, "--force", help="Score a trial replayed for another task anyway "
@@ -298,7 +306,7 @@ def score_cmd(task_dir: Path = TASK_DIR, trial: Path = typer.Option(..., "--tria
     if as_json:
         typer.echo(scores.model_dump_json(indent=2))
     else:
-        _print_scores(scores, trial / "scores.json")
+        _print_scores(scores, trial / "scores.json", leaves=leaves)
 
 
 def _options(pairs: list[str]) -> dict:
@@ -332,6 +340,7 @@ def run_cmd(
     timeout: float | None = typer.Option(None, "--timeout", help="Override the replay time limit (s)."),
     sandbox: str = typer.Option("bwrap", "--sandbox", help=SANDBOX_HELP, callback=_sandbox_name),
     force: bool = typer.Option(False, "--force", help="Replace this attempt's trial if OUT already has it."),
+    leaves: bool = typer.Option(False, "--leaves", help=LEAVES_HELP),
 ):
     """One trial end to end: agent session -> clean replay -> scoring -> review queue."""
     from .agents import check_environments
@@ -357,7 +366,7 @@ def run_cmd(
     tp = run.trial(record.id)
     typer.echo(f"trial: {tp.root}")
     typer.echo(f"delivery {record.outcome['delivery']}, replay {record.outcome['replay']}")
-    _print_scores(Scores.model_validate_json(tp.scores.read_text()), tp.scores)
+    _print_scores(Scores.model_validate_json(tp.scores.read_text()), tp.scores, leaves=leaves)
     if engine == "papermill":
         typer.echo(f"notebooks: {tp.notebooks}")
 
@@ -573,6 +582,15 @@ def review_agreement_cmd(run_dir: Path = RUN_DIR, as_json: bool = typer.Option(F
     typer.echo(f"{'':<28}{'leaves':>7}{'agree %':>9}{'kappa':>8}")
     for label, m in [("overall", res["overall"]), *res["by_task"].items()]:
         typer.echo(f"{label:<28}{m['leaves']:>7}{m['percent_agreement']:>9.1f}{m['kappa']:>8.3f}")
+
+
+@review_app.command("list")
+def review_list_cmd(run_dir: Path = RUN_DIR, db: str | None = DB_OPTION):
+    """Every leaf awaiting review in a run (pending an expert or the judge, withheld, disputed), and why."""
+    from .review import awaiting_review
+    from .terminal import awaiting_table
+
+    typer.echo("\n".join(awaiting_table(awaiting_review(run_dir, _review_store(run_dir, db)))))
 
 
 @review_app.command("queue")
