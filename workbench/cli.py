@@ -614,15 +614,16 @@ def review_queue_cmd(run_dir: Path = RUN_DIR, db: str | None = DB_OPTION):
 
 
 @review_app.command("serve")
-def review_serve_cmd(run_dir: Path = RUN_DIR, port: int = typer.Option(8866, "--port"), db: str | None = DB_OPTION):
-    """Serve the leaf reviewer for a run as a Voila app on 127.0.0.1 (for experts who do not code)."""
-    import subprocess
+def review_serve_cmd(run_dir: Path = RUN_DIR, db: str | None = DB_OPTION, port: int = typer.Option(
+        8866, "--port", help="The port to ask for; when it is taken Voila binds the next free one (printed).")):
+    """Serve the leaf reviewer for a run as a Voila app on 127.0.0.1 (for experts who do not code); the
+    URL printed is the one it bound (another port when PORT is taken). Ctrl-C stops it and its kernels."""
+    from .review.serve import serve
 
-    from .review.serve import voila_command
-
-    argv, env = voila_command(run_dir, port, db)
-    typer.echo(f"reviewer for {run_dir} at http://127.0.0.1:{port}/ (Ctrl-C stops it)")
-    raise typer.Exit(subprocess.call(argv, env=env))
+    code = serve(run_dir, port, db, log=sys.stderr,
+                 on_ready=lambda url: typer.echo(f"reviewer for {run_dir} at {url} (Ctrl-C stops it)"))
+    typer.echo("reviewer stopped" if code == 0 else f"reviewer exited with status {code}")
+    raise typer.Exit(code)
 
 
 @app.command("report")
