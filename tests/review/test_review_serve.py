@@ -13,6 +13,7 @@ import time
 import urllib.request
 
 import psutil
+import pytest
 
 from tests.conftest import REPO, free_port
 
@@ -61,7 +62,8 @@ def test_serve_on_a_busy_port_prints_the_bound_url_and_ctrl_c_stops_voila_and_it
         busy.close()
 
 
-def test_sigterm_stops_it_too(review_run):
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])  # killed, or its terminal closed
+def test_sigterm_or_a_closed_terminal_stops_it_too(review_run, sig):
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "workbench", "review", "serve", str(review_run), "--port",
                              str(port)], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
@@ -69,7 +71,7 @@ def test_sigterm_stops_it_too(review_run):
         assert f"http://127.0.0.1:{port}/" in proc.stdout.readline()  # a free port is used as asked
         started = psutil.Process(proc.pid).children(recursive=True)
         assert started
-        proc.terminate()
+        proc.send_signal(sig)
         assert proc.wait(60) == 0
         time.sleep(1)
         assert _alive(started) == []

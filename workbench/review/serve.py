@@ -179,7 +179,8 @@ def serve(run_dir: Path | str, port: int, store_url: str | None = None, *, on_re
     def interrupt(signum, frame):
         raise KeyboardInterrupt
 
-    previous = signal.signal(signal.SIGTERM, interrupt)
+    stops = (signal.SIGTERM, signal.SIGHUP)  # SIGHUP: the terminal closed (Voila, in its own session, would not see it)
+    previous = {sig: signal.signal(sig, interrupt) for sig in stops}
     server = None
     try:
         server = ReviewServer(run_dir, port, store_url, log=log)
@@ -188,7 +189,9 @@ def serve(run_dir: Path | str, port: int, store_url: str | None = None, *, on_re
     except KeyboardInterrupt:
         return 0
     finally:
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM must not cut the cleanup short
+        for sig in stops:
+            signal.signal(sig, signal.SIG_IGN)  # a second signal must not cut the cleanup short
         if server is not None:
             server.stop()
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
