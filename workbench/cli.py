@@ -264,7 +264,10 @@ def _stage_line(text: str) -> None:
     _echo_err(f"{datetime.now():%H:%M:%S}  {text}")
 
 
-def _print_scores(scores, scores_path: Path, rescore: str | None = None) -> None:
+LEAVES_HELP = "Also print every leaf: id, phase, status, score and its rationale on one line."
+
+
+def _print_scores(scores, scores_path: Path, leaves: bool = False, rescore: str | None = None) -> None:
     ph = scores.phases
     typer.echo(f"R = {scores.R:.4f}  full = {str(scores.full).lower()}  coverage = {scores.coverage:.3f}"
                f"  (modeling {ph['modeling']:.3f}, execution {ph['execution']:.3f}, "
@@ -282,10 +285,16 @@ def _print_scores(scores, scores_path: Path, rescore: str | None = None) -> None
         typer.echo(f"judge fingerprint changed: {change}")
     withheld = [lf for lf in scores.leaves if lf.status == "withheld"]
     if withheld:  # the judge or task code failed, not the submission: say why, and that it is not final
-        causes = sorted({(lf.error or lf.rationale or "withheld").splitlines()[0][:200] for lf in withheld})
+        from .terminal import one_line
+
+        causes = sorted({one_line(lf.error or lf.rationale or "withheld", 200) for lf in withheld})
         typer.echo(f"withheld: {len(withheld)} leaves, left out of R until rescored: {'; '.join(causes)}")
         if rescore:
             typer.echo(f"this trial needs rescoring: {rescore}")
+    if leaves:
+        from .terminal import leaf_table
+
+        typer.echo("\n".join(["", *leaf_table(scores), ""]))
     typer.echo(f"scores: {scores_path}")
 
 
@@ -305,6 +314,7 @@ def score_cmd(task_dir: Path = TASK_DIR, trial: Path = typer.Option(..., "--tria
               only_leaves: str | None = typer.Option(None, "--only-leaves", help="Comma-separated leaf ids to re-score "
                                                      "(the judge is called again for them); the rest is kept."),
               as_json: bool = typer.Option(False, "--json", help="Print scores.json."),
+              leaves: bool = typer.Option(False, "--leaves", help=LEAVES_HELP),
               db: str | None = typer.Option(None, "--db", help="SQLAlchemy URL of the run's results store, whose "
                                             "reviews are applied (default: WORKBENCH_STORE_URL, else the run's)."),
               force: bool = typer.Option(False, "--force", help="Score a trial replayed for another task anyway "
@@ -324,7 +334,8 @@ def score_cmd(task_dir: Path = TASK_DIR, trial: Path = typer.Option(..., "--tria
     if as_json:
         typer.echo(scores.model_dump_json(indent=2))
     else:
-        _print_scores(scores, trial / "scores.json", rescore=f"workbench score {task_dir} --trial {trial}"
+        _print_scores(scores, trial / "scores.json", leaves=leaves,
+                      rescore=f"workbench score {task_dir} --trial {trial}"
                       + (f" --judge-model {judge_model}" if judge_model else ""))
 
 
@@ -359,6 +370,7 @@ def run_cmd(
     timeout: float | None = typer.Option(None, "--timeout", help="Override the replay time limit (s)."),
     sandbox: str = typer.Option("bwrap", "--sandbox", help=SANDBOX_HELP, callback=_sandbox_name),
     force: bool = typer.Option(False, "--force", help="Replace this attempt's trial if OUT already has it."),
+    leaves: bool = typer.Option(False, "--leaves", help=LEAVES_HELP),
 ):
     """One trial end to end: agent session -> clean replay -> scoring -> review queue."""
     from .agents import check_environments
@@ -393,7 +405,7 @@ def run_cmd(
     tp = run.trial(record.id)
     typer.echo(f"trial: {tp.root}")
     typer.echo(f"delivery {record.outcome['delivery']}, replay {record.outcome['replay']}")
-    _print_scores(Scores.model_validate_json(tp.scores.read_text()), tp.scores,
+    _print_scores(Scores.model_validate_json(tp.scores.read_text()), tp.scores, leaves=leaves,
                   rescore=f"workbench score {task_dir} --trial {tp.root}"
                   + (f" --judge-model {judge_model}" if judge_model else ""))
     if engine == "papermill":
@@ -615,6 +627,15 @@ def review_agreement_cmd(run_dir: Path = RUN_DIR, as_json: bool = typer.Option(F
         typer.echo(f"{label:<28}{m['leaves']:>7}{m['percent_agreement']:>9.1f}{m['kappa']:>8.3f}")
 
 
+@review_app.command("list")
+def review_list_cmd(run_dir: Path = RUN_DIR, db: str | None = DB_OPTION):
+    """Every leaf awaiting review in a run (pending an expert or the judge, withheld, disputed), and why."""
+    from .review import awaiting_review
+    from .terminal import awaiting_table
+
+    typer.echo("\n".join(awaiting_table(awaiting_review(run_dir, _review_store(run_dir, db)))))
+
+
 @review_app.command("queue")
 def review_queue_cmd(run_dir: Path = RUN_DIR, db: str | None = DB_OPTION):
     """Leaves whose independent reviewers disagree (awaiting adjudication), and stale reviews: reviews of
@@ -636,16 +657,16 @@ def review_queue_cmd(run_dir: Path = RUN_DIR, db: str | None = DB_OPTION):
 
 
 @review_app.command("serve")
-def review_serve_cmd(run_dir: Path = RUN_DIR, port: int = typer.Option(8866, "--port", help="Port on 127.0.0.1."),
-                     db: str | None = DB_OPTION):
-    """Serve the leaf reviewer for a run as a Voila app on 127.0.0.1 (for experts who do not code)."""
-    import subprocess
+def review_serve_cmd(run_dir: Path = RUN_DIR, db: str | None = DB_OPTION, port: int = typer.Option(
+        8866, "--port", help="The port to ask for; when it is taken Voila binds the next free one (printed).")):
+    """Serve the leaf reviewer for a run as a Voila app on 127.0.0.1 (for experts who do not code); the
+    URL printed is the one it bound (another port when PORT is taken). Ctrl-C stops it and its kernels."""
+    from .review.serve import serve
 
-    from .review.serve import voila_command
-
-    argv, env = voila_command(run_dir, port, db)
-    typer.echo(f"reviewer for {run_dir} at http://127.0.0.1:{port}/ (Ctrl-C stops it)")
-    raise typer.Exit(subprocess.call(argv, env=env))
+    code = serve(run_dir, port, db, log=sys.stderr,
+                 on_ready=lambda url: typer.echo(f"reviewer for {run_dir} at {url} (Ctrl-C stops it)"))
+    typer.echo("reviewer stopped" if code == 0 else f"reviewer exited with status {code}")
+    raise typer.Exit(code)
 
 
 @app.command("report")

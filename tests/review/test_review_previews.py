@@ -51,3 +51,17 @@ def test_a_directory_shows_its_first_files(tmp_path):
     (ev.root / "submission/results/extra.txt").write_text("seven\n")
     html = preview(ev, "results")
     assert html.count("<h4") == 6 and "and 1 more files" in html
+
+
+def test_a_source_file_shows_its_head_and_a_log_its_tail_both_in_the_code_font(tmp_path):
+    ev = _evidence(tmp_path)
+    (ev.root / "submission" / "reproduce.sh").write_text("".join(f"echo line {i}\n" for i in range(100)))
+    (ev.root / "submission" / "solve.py").write_text("".join(f"x{i} = {i}\n" for i in range(100)))
+    for name, first, last, beyond in [("reproduce.sh", "echo line 0\n", "echo line 39<", "echo line 40"),
+                                      ("solve.py", "x0 = 0\n", "x39 = 39<", "x40 = 40")]:
+        code = preview(ev, name)  # reproduce.sh is a verified source, solve.py code by its name
+        assert "first 40 of 100 lines" in code and first in code and last in code and beyond not in code
+    log = preview(ev, "results/run.log")
+    assert "last 40 of 100 lines" in log and "step 0\n" not in log
+    for html in (preview(ev, "reproduce.sh"), log, preview(ev, "results/value.json")):
+        assert "<pre class='wb-code'" in html and "monospace" in html.split("<pre", 1)[1].split(">", 1)[0]

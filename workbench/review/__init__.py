@@ -7,7 +7,7 @@ Names are imported on first use, so a light reader (the confined previews) impor
 
 from importlib import import_module
 
-_NAMES = {"Reviewer": ".widget", "agreement": ".consensus", "disputes": ".consensus",
+_NAMES = {"Reviewer": ".widget", "awaiting_review": ".awaiting", "agreement": ".consensus", "disputes": ".consensus",
           "set_reviewers_required": ".consensus", "record_review": ".records", "rescore_from_reviews": ".records",
           "reviewers_required": ".records", "query_selection": ".widget"}
 __all__ = sorted(_NAMES)
