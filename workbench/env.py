@@ -130,8 +130,10 @@ def environment_for(task: Task, backend: str, client=None) -> tuple[dict, str | 
     """(env info, image) a sandbox backend runs ``task`` in: the installed environment directory for
     bwrap (errors early if it is not installed), the task's image for docker (built on first use)."""
     if backend == "docker":
-        from .sandbox.docker import task_image
+        from .sandbox.docker import connect, task_image
 
+        client = client or connect()
         image = task_image(task, client)
-        return {"dir": None, "kind": "docker", "digest": image}, image
+        # the digest is the image's own id (its content), not the tag naming the build context
+        return {"dir": None, "kind": "docker", "digest": client.images.get(image).id, "image": image}, image
     return env_info(task), None

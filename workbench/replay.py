@@ -282,7 +282,7 @@ def replay(task: Task, submission: Path, trial_dir: Path, *, timeout: float | No
             limits=limits.as_dict(),
             network="none",
             sandbox=box.describe(),
-            environment={k: env[k] for k in ("dir", "kind", "digest") if k in env},
+            environment={k: env[k] for k in ("dir", "kind", "digest", "image") if k in env},
             removed_outputs=removed,
             source_hashes_before=before,
             source_hashes_after=after,

@@ -121,7 +121,10 @@ true
 def test_docker_limits_hold(tmp_path):
     task = load_task(_python_task(tmp_path / "t", timeout_sec=5, memory_mb=256))
     sub = write_files(tmp_path / "sub", {"reproduce.sh": "python3 -c 'x = bytearray(2 * 1024**3)'\n"})
-    assert replay(task, sub, tmp_path / "mem", sandbox="docker").status == "failed"
+    prov = replay(task, sub, tmp_path / "mem", sandbox="docker")
+    assert prov.status == "failed" and prov.oom_killed and prov.limit == "memory"
+    assert 150 <= prov.peak_memory_mb <= 257  # read from the container's cgroup parent after it was removed
+    assert f"(peak {prov.peak_memory_mb} MB)" in prov.limit_exceeded
     sub = write_files(tmp_path / "sub2", {"reproduce.sh": "while :; do :; done\n"})
     prov = replay(task, sub, tmp_path / "loop", sandbox="docker")
     assert prov.timed_out and "timed out" in prov.failure_reasons[0]
@@ -161,3 +164,22 @@ def test_an_image_that_cannot_be_built_is_one_line_naming_the_step(tmp_path):
                    "--sandbox", "docker")
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
     assert "the image of t could not be built from" in proc.stderr and "non-zero code: 3" in proc.stderr
+
+
+@pytest.mark.docker
+@pytest.mark.usefixtures("engine")
+def test_docker_provenance_names_the_backend_image_digest_engine_and_peak(tmp_path):
+    import glob
+
+    task = load_task(_python_task(tmp_path / "t"))
+    hold = "python3 -c 'x = bytearray(60 * 1024**2); open(\"results/n\", \"w\").write(\"1\")'"
+    sub = write_files(tmp_path / "sub", {"reproduce.sh": f"mkdir -p results\n{hold}\n"})
+    prov = replay(task, sub, tmp_path / "trial", sandbox="docker")
+    assert prov.status == "succeeded", prov.failure_reasons
+    client = DockerSandbox().client
+    image = client.images.get(prov.environment["image"])
+    assert prov.environment["kind"] == "docker" and image.id.startswith("sha256:")
+    assert prov.environment["digest"] == image.id  # the image's content, not the tag naming its build context
+    assert prov.sandbox["backend"] == "docker" and prov.sandbox["version"] == client.version()["Version"]
+    assert 60 <= prov.peak_memory_mb < 256  # the 60 MB python held, measured by the kernel
+    assert glob.glob("/sys/fs/cgroup/*/workbench-docker-*") == []  # no cgroup left behind

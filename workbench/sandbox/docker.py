@@ -6,7 +6,9 @@ Each command runs in a fresh container of the task's image (built from ``environ
 a host uid of its own (as root; 1000 otherwise), limits on memory (no swap), CPUs, processes, open
 files and file size, the submission bind-mounted read-write and everything else the caller mounts
 read-only. The wall clock, the storage and file-count watchdog and the capped logs are the same code as
-for bwrap (:mod:`.watch`); the container is killed and removed whatever happens.
+for bwrap (:mod:`.watch`); the container is killed and removed whatever happens. With a local engine on
+the cgroupfs driver each container runs under a cgroup parent of its own, which outlives the container:
+its memory high-water mark is the replay's peak (the same file bwrap reads), then it is removed.
 
 Execution receipts come from the same recorder as bwrap's (:func:`.recorder.start_for`: eBPF filtered by
 the container's host uid, fanotify on the submission's volume). Programs run from the image, so their
@@ -25,6 +27,7 @@ import posixpath
 import tarfile
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
 from ..errors import WorkbenchError
@@ -37,10 +40,12 @@ log = logging.getLogger(__name__)
 INNER_UID = 1000
 POLL_SEC = 0.2
 STDIN_PATH = "/run/workbench-stdin"
+CGROUP_ROOT = Path("/sys/fs/cgroup")
 MAX_HASHED_PROGRAMS = 64
 
 
-def _client():
+def connect():
+    """The local engine (DOCKER_HOST et al.), or a one-line SandboxSetupError when none answers."""
     try:
         import docker
     except ImportError as exc:  # pragma: no cover - docker is a dependency
@@ -73,7 +78,7 @@ def image_tag(task_root: Path) -> str:
 
 def task_image(task, client=None) -> str:
     """The task's image, built from environment/Dockerfile when the engine does not have it yet."""
-    client = client or _client()
+    client = client or connect()
     tag = image_tag(task.root)
     try:
         client.images.get(tag)
@@ -167,7 +172,7 @@ class DockerSandbox:
     @property
     def client(self):
         if self._client is None:
-            self._client = _client()
+            self._client = connect()
         return self._client
 
     def available(self) -> tuple[bool, str]:
@@ -180,6 +185,13 @@ class DockerSandbox:
     def describe(self) -> dict:
         v = self.client.version()
         return {"backend": self.name, "version": v.get("Version"), "api": v.get("ApiVersion"), "inner_uid": self.uid}
+
+    def _cgroup_parent(self) -> str | None:
+        """A fresh cgroup parent for one container, where this host holds the engine's cgroups (cgroupfs
+        driver, v1 memory controller); None elsewhere (a remote engine, systemd driver): no peak then."""
+        if not (CGROUP_ROOT / "memory").is_dir() or self.client.info().get("CgroupDriver") != "cgroupfs":
+            return None
+        return f"/workbench-docker-{uuid.uuid4().hex[:12]}"
 
     def prepare(self, path: Path) -> None:
         """Hand a staging tree to the container's user so it can write its outputs."""
@@ -204,9 +216,13 @@ class DockerSandbox:
         lim = spec.limits
         watch = DiskWatch([m.source for m in spec.mounts if m.writable], lim.max_storage_mb, lim.max_files,
                           volumes=[m.volume for m in spec.mounts if m.writable and m.volume is not None])
+        parent = self._cgroup_parent()
+        if parent:
+            opts["cgroup_parent"] = parent
         try:
             container = self.client.containers.create(command=argv, **opts)
         except Exception as exc:
+            _remove_cgroup_parent(parent)
             raise SandboxSetupError(f"docker sandbox: could not create the container: {exc}") from exc
         recorder, unrecorded = start_recording(spec, self.uid if self.as_root else None)
         start = time.monotonic()
@@ -246,17 +262,43 @@ class DockerSandbox:
                 for p in stdin_dir.iterdir():
                     p.unlink()
                 stdin_dir.rmdir()
+            peak = _peak_memory_mb(parent)  # read after the container is gone: the parent keeps its mark
+            _remove_cgroup_parent(parent)
         wall = time.monotonic() - start
         killed = timed_out or exceeded is not None
         limit = ("storage" if exceeded and exceeded.startswith("storage") else "files" if exceeded
                  else "memory" if oom else "time" if timed_out else None)
         if oom and not exceeded:
             exceeded = (f"memory limit: the command needed more than {lim.memory_mb} MB and the container's OOM "
-                        "killer stopped it")
+                        "killer stopped it" + (f" (peak {peak} MB)" if peak is not None else ""))
         return SandboxResult(exit_code=None if timed_out else rc, wall_sec=wall, timed_out=timed_out,
+                             peak_memory_mb=peak,
                              signal=9 if killed else (rc - 128 if rc and rc > 128 else None), backend=self.name,
                              limit_exceeded=exceeded, limit=limit, oom_killed=oom,
                              log_bytes_dropped={k: v for k, v in dropped.items() if v},
-                             mechanisms={"memory": "docker --memory (cgroup)", "processes": "docker --pids-limit",
+                             mechanisms={"memory": "docker --memory (cgroup" + (", peak from its parent)" if parent
+                                                                                else ")"),
+                                         "processes": "docker --pids-limit",
                                          "cpu_quota": f"docker --cpus {lim.cpus}"},
                              record=recorder.record if recorder is not None else None, record_unavailable=unrecorded)
+
+
+def _peak_memory_mb(parent: str | None) -> float | None:
+    if parent is None:
+        return None
+    try:
+        raw = (CGROUP_ROOT / "memory" / parent.lstrip("/") / "memory.max_usage_in_bytes").read_text().strip()
+    except OSError:
+        return None
+    return round(int(raw) / MB, 1) if raw.isdigit() else None
+
+
+def _remove_cgroup_parent(parent: str | None) -> None:
+    """The engine creates the parent in every controller and never removes it; an empty one is rmdir'd."""
+    if parent is None:
+        return
+    for d in CGROUP_ROOT.glob(f"*/{parent.lstrip('/')}"):
+        try:
+            d.rmdir()
+        except OSError as exc:  # pragma: no cover - best effort (a process still in it)
+            log.warning("could not remove cgroup %s: %s", d, exc)
