@@ -198,14 +198,36 @@ def rubric_aggregate(path: Path = typer.Argument(..., resolve_path=True, help="A
         typer.echo(f"{score:.10f}")
 
 
+SANDBOX_HELP = "bwrap (local) or docker (needs an engine)."
+
+
+def _sandbox_name(value: str | None) -> str | None:
+    """Checked before any trial is recorded (a typo once became a trial's infra_error)."""
+    from .sandbox import SANDBOXES
+
+    if value is not None and value not in SANDBOXES:
+        raise typer.BadParameter(f"{value!r} is not a sandbox (known: {', '.join(sorted(SANDBOXES))})")
+    return value
+
+
 # --- env ---------------------------------------------------------------------------------------
 
 @env_app.command("install")
-def env_install(task_dir: Path = TASK_DIR, force: bool = typer.Option(False, help="Reinstall even if present.")):
-    """Install a task's environment (environment/install.sh) for the local sandbox."""
-    from .env import install_env
+def env_install(task_dir: Path = TASK_DIR, force: bool = typer.Option(False, help="Reinstall even if present."),
+                sandbox: str = typer.Option("bwrap", "--sandbox", help="bwrap: run environment/install.sh; docker: "
+                                            "build the task's image from environment/Dockerfile.",
+                                            callback=_sandbox_name),
+                ca_bundle: Path | None = typer.Option(None, "--ca-bundle", exists=True, dir_okay=False,
+                                                      resolve_path=True, help="Extra CA certificates (PEM) for "
+                                                      "HTTPS in docker builds (env: WORKBENCH_CA_BUNDLE).")):
+    """Install a task's environment for a sandbox: the bwrap venv, or the docker image (no registry needed)."""
+    from .env import install_env, install_image
     from .task import load_task
 
+    if sandbox == "docker":
+        tag, image_id = install_image(load_task(task_dir), ca_bundle=ca_bundle, say=_echo_err)
+        typer.echo(f"image: {tag} ({image_id})")
+        return
     d = install_env(load_task(task_dir), force=force, say=_echo_err)
     typer.echo(f"environment: {d}" if d else "environment: host /usr (the task has no install.sh)")
 
@@ -220,18 +242,6 @@ def env_show(task_dir: Path = TASK_DIR):
 
 
 # --- stages ------------------------------------------------------------------------------------
-
-SANDBOX_HELP = "bwrap (local) or docker (needs an engine)."
-
-
-def _sandbox_name(value: str | None) -> str | None:
-    """Checked before any trial is recorded (a typo once became a trial's infra_error)."""
-    from .sandbox import SANDBOXES
-
-    if value is not None and value not in SANDBOXES:
-        raise typer.BadParameter(f"{value!r} is not a sandbox (known: {', '.join(sorted(SANDBOXES))})")
-    return value
-
 
 @app.command("replay")
 def replay_cmd(

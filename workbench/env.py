@@ -126,6 +126,17 @@ def _install(task: Task, d: Path) -> None:
     })
 
 
+def install_image(task: Task, *, ca_bundle: Path | None = None,
+                  say: Callable[[str], None] | None = None) -> tuple[str, str]:
+    """(tag, image id) of the task's docker image: reused when the engine has it (the tag is the digest of
+    environment/), else built, the base image first when it is missing."""
+    from .sandbox.docker import connect, task_image
+
+    client = connect()
+    tag = task_image(task, client, ca_bundle=ca_bundle, say=say)
+    return tag, client.images.get(tag).id
+
+
 def environment_for(task: Task, backend: str, client=None) -> tuple[dict, str | None]:
     """(env info, image) a sandbox backend runs ``task`` in: the installed environment directory for
     bwrap (errors early if it is not installed), the task's image for docker (built on first use)."""

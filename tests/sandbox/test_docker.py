@@ -183,3 +183,78 @@ def test_docker_provenance_names_the_backend_image_digest_engine_and_peak(tmp_pa
     assert prov.sandbox["backend"] == "docker" and prov.sandbox["version"] == client.version()["Version"]
     assert 60 <= prov.peak_memory_mb < 256  # the 60 MB python held, measured by the kernel
     assert glob.glob("/sys/fs/cgroup/*/workbench-docker-*") == []  # no cgroup left behind
+
+
+def _workbench(*args: str, **env: str):
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True, cwd=REPO,
+                          env={**os.environ, "PYTHONWARNINGS": "ignore", **env}, timeout=900)
+
+
+@pytest.mark.docker
+@pytest.mark.usefixtures("engine")
+def test_env_install_for_docker_builds_once_then_reuses_the_image(tmp_path):
+    root = write_task(tmp_path / "t")
+    (root / "environment" / "Dockerfile").write_text(f"FROM debian:bookworm-slim\nRUN echo {tmp_path.name}\n")
+    first = _workbench("env", "install", str(root), "--sandbox", "docker")
+    assert first.returncode == 0, first.stderr
+    assert "building workbench/env:" in first.stderr and first.stdout.startswith("image: workbench/env:")
+    again = _workbench("env", "install", str(root), "--sandbox", "docker")
+    assert again.returncode == 0 and "building" not in again.stderr and again.stdout == first.stdout
+
+
+@pytest.mark.docker
+@pytest.mark.usefixtures("engine")
+def test_a_missing_base_image_is_loaded_from_its_cache_or_built_with_the_extra_certificates(tmp_path):
+    """No registry: the base comes from the tarball .ci/docker-base saved (seconds), and a CA bundle makes
+    a new base (another cache key) that holds the bundle, for HTTPS in builds behind a proxy."""
+    client = DockerSandbox().client
+    root = write_task(tmp_path / "t")
+    (root / "environment" / "Dockerfile").write_text(f"FROM debian:bookworm-slim\nRUN echo {tmp_path.name}\n")
+    bundle = tmp_path / "proxy-ca.crt"
+    bundle.write_text("-----BEGIN CERTIFICATE-----\nMIIBworkbenchtest\n-----END CERTIFICATE-----\n")
+    try:
+        client.images.remove("debian:bookworm-slim", force=True)
+        loaded = _workbench("env", "install", str(root), "--sandbox", "docker")
+        assert loaded.returncode == 0, loaded.stderr
+        assert "debian:bookworm-slim loaded from" in loaded.stderr  # the cache, not debootstrap
+        client.images.remove("debian:bookworm-slim", force=True)
+        (root / "environment" / "Dockerfile").write_text(f"FROM debian:bookworm-slim\nRUN echo {tmp_path.name}-ca\n")
+        built = _workbench("env", "install", str(root), "--sandbox", "docker", "--ca-bundle", str(bundle),
+                           WORKBENCH_IMAGE_CACHE=str(tmp_path / "cache"))
+        assert built.returncode == 0, built.stderr
+        assert "built from debootstrap" in built.stderr
+        inside = client.containers.run("debian:bookworm-slim", ["cat", "/usr/local/share/ca-certificates/"
+                                       "workbench-extra.crt"], remove=True)
+        assert inside.decode() == bundle.read_text()
+    finally:  # the ordinary base again, for every later test
+        client.images.remove("debian:bookworm-slim", force=True)
+        assert _workbench("env", "install", str(root), "--sandbox", "docker").returncode == 0
+
+
+def test_env_install_for_docker_without_an_engine_is_one_line(tmp_path):
+    root = write_task(tmp_path / "t")
+    proc = _workbench("env", "install", str(root), "--sandbox", "docker",
+                      DOCKER_HOST=f"unix://{tmp_path}/no-engine.sock")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert proc.stderr.startswith("error: docker sandbox: no Docker engine reachable"), proc.stderr
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.usefixtures("engine")
+def test_the_demo_oracle_scores_the_same_under_docker_as_under_bwrap(tmp_path, demo_task):
+    from tests.conftest import config
+    from workbench.pipeline import run_trial
+
+    scores = {}
+    for sandbox in ("bwrap", "docker"):
+        rec = run_trial(demo_task, config("oracle"), tmp_path / sandbox, engine="inline", sandbox=sandbox)
+        assert rec.status == "complete" and rec.outcome["replay"] == "succeeded", rec.error
+        data = json.loads((tmp_path / sandbox / "trials" / rec.id / "scores.json").read_text())
+        scores[sandbox] = (data["R"], {lf["id"]: (lf["status"], lf["score"]) for lf in data["leaves"]})
+    assert scores["docker"] == scores["bwrap"] and scores["bwrap"][0] > 0.9

@@ -41,6 +41,8 @@ INNER_UID = 1000
 POLL_SEC = 0.2
 STDIN_PATH = "/run/workbench-stdin"
 CGROUP_ROOT = Path("/sys/fs/cgroup")
+BASE_IMAGE = "debian:bookworm-slim"
+BASE_RECIPE = Path(__file__).with_name("debian_base.sh")  # no registry: the base is built from Debian
 MAX_HASHED_PROGRAMS = 64
 
 
@@ -76,8 +78,30 @@ def image_tag(task_root: Path) -> str:
     return f"workbench/env:{digest_of(build_context(task_root))[:16]}"
 
 
-def task_image(task, client=None) -> str:
-    """The task's image, built from environment/Dockerfile when the engine does not have it yet."""
+def ensure_base(client, ca_bundle: Path | None = None, say=None) -> None:
+    """Build (or load from its cached tarball) the base image when the engine lacks it; ``ca_bundle`` adds
+    certificates for HTTPS in builds behind a TLS-intercepting proxy."""
+    import subprocess
+
+    try:
+        client.images.get(BASE_IMAGE)
+        return
+    except Exception:
+        pass
+    if say:
+        say(f"building the base image {BASE_IMAGE} from Debian packages (no registry; ~90 s, cached after)")
+    env = {**os.environ, **({"WORKBENCH_CA_BUNDLE": str(ca_bundle)} if ca_bundle else {})}
+    proc = subprocess.run(["bash", str(BASE_RECIPE)], env=env, capture_output=True, text=True)
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        raise SandboxSetupError(f"docker sandbox: the base image {BASE_IMAGE} could not be built: {last}")
+    if say and proc.stdout.strip():
+        say(proc.stdout.strip())
+
+
+def task_image(task, client=None, ca_bundle: Path | None = None, say=None) -> str:
+    """The task's image, built from environment/Dockerfile when the engine does not have it yet (the base
+    first, when the Dockerfile starts FROM it and the engine lacks it)."""
     client = client or connect()
     tag = image_tag(task.root)
     try:
@@ -86,6 +110,10 @@ def task_image(task, client=None) -> str:
         if not task.paths.dockerfile.is_file():
             raise WorkbenchError(f"{task.paths.dockerfile}: missing; the docker sandbox cannot build {task.id}"
                                  ) from None
+        if f"FROM {BASE_IMAGE}" in task.paths.dockerfile.read_text(errors="replace"):
+            ensure_base(client, ca_bundle, say)
+        if say:
+            say(f"building {tag} from {task.paths.dockerfile}")
         log.info("building %s from %s", tag, task.paths.dockerfile)
         import docker
 
