@@ -78,7 +78,7 @@ def _redirected(words: list[str], tmp, trial) -> list[str]:
     table = {"/tmp/trial": str(tmp / "trial"), "runs/mine": mine, "runs/b1": mine, "runs/first": mine,
              "runs/b1/trials/T": trial, "runs/demo/trials/h2-pes__oracle__1": trial, "runs": str(tmp / "runs"),
              "t.json": str(tmp / "t.json")}
-    return [table.get(w, str(tmp / w) if w.startswith("reports/") else w) for w in words]
+    return [table.get(w, str(tmp / w) if w.startswith(("reports/", "runs/")) else w) for w in words]
 
 
 @pytest.mark.slow

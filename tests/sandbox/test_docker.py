@@ -198,8 +198,10 @@ def _workbench(*args: str, **env: str):
 @pytest.mark.docker
 @pytest.mark.usefixtures("engine")
 def test_env_install_for_docker_builds_once_then_reuses_the_image(tmp_path):
+    import uuid
+
     root = write_task(tmp_path / "t")
-    (root / "environment" / "Dockerfile").write_text(f"FROM debian:bookworm-slim\nRUN echo {tmp_path.name}\n")
+    (root / "environment" / "Dockerfile").write_text(f"FROM debian:bookworm-slim\nRUN echo {uuid.uuid4().hex}\n")
     first = _workbench("env", "install", str(root), "--sandbox", "docker")
     assert first.returncode == 0, first.stderr
     assert "building workbench/env:" in first.stderr and first.stdout.startswith("image: workbench/env:")
@@ -212,9 +214,12 @@ def test_env_install_for_docker_builds_once_then_reuses_the_image(tmp_path):
 def test_a_missing_base_image_is_loaded_from_its_cache_or_built_with_the_extra_certificates(tmp_path):
     """No registry: the base comes from the tarball .ci/docker-base saved (seconds), and a CA bundle makes
     a new base (another cache key) that holds the bundle, for HTTPS in builds behind a proxy."""
+    import uuid
+
     client = DockerSandbox().client
     root = write_task(tmp_path / "t")
-    (root / "environment" / "Dockerfile").write_text(f"FROM debian:bookworm-slim\nRUN echo {tmp_path.name}\n")
+    fresh = uuid.uuid4().hex  # an image the engine has never built: it needs the base
+    (root / "environment" / "Dockerfile").write_text(f"FROM debian:bookworm-slim\nRUN echo {fresh}\n")
     bundle = tmp_path / "proxy-ca.crt"
     bundle.write_text("-----BEGIN CERTIFICATE-----\nMIIBworkbenchtest\n-----END CERTIFICATE-----\n")
     try:
@@ -223,7 +228,7 @@ def test_a_missing_base_image_is_loaded_from_its_cache_or_built_with_the_extra_c
         assert loaded.returncode == 0, loaded.stderr
         assert "debian:bookworm-slim loaded from" in loaded.stderr  # the cache, not debootstrap
         client.images.remove("debian:bookworm-slim", force=True)
-        (root / "environment" / "Dockerfile").write_text(f"FROM debian:bookworm-slim\nRUN echo {tmp_path.name}-ca\n")
+        (root / "environment" / "Dockerfile").write_text(f"FROM debian:bookworm-slim\nRUN echo {fresh}-ca\n")
         built = _workbench("env", "install", str(root), "--sandbox", "docker", "--ca-bundle", str(bundle),
                            WORKBENCH_IMAGE_CACHE=str(tmp_path / "cache"))
         assert built.returncode == 0, built.stderr
@@ -231,9 +236,12 @@ def test_a_missing_base_image_is_loaded_from_its_cache_or_built_with_the_extra_c
         inside = client.containers.run("debian:bookworm-slim", ["cat", "/usr/local/share/ca-certificates/"
                                        "workbench-extra.crt"], remove=True)
         assert inside.decode() == bundle.read_text()
-    finally:  # the ordinary base again, for every later test
+    finally:  # the ordinary base again (from the default cache), for every later test
+        from workbench.sandbox.docker import ensure_base
+
         client.images.remove("debian:bookworm-slim", force=True)
-        assert _workbench("env", "install", str(root), "--sandbox", "docker").returncode == 0
+        ensure_base(client)
+        client.images.get("debian:bookworm-slim")
 
 
 def test_env_install_for_docker_without_an_engine_is_one_line(tmp_path):
