@@ -32,8 +32,8 @@ def start_latency(repeat: int) -> dict[str, list[float]]:
             box = get_sandbox(name)
             work = Path(tempfile.mkdtemp(prefix="bench-backend-"))
             box.prepare(work)
-            spec = SandboxSpec(mounts=[], workdir="/", limits=Limits(timeout_sec=60, memory_mb=512, cpus=1), env={"PATH": "/usr/bin:/bin"},
-                               network="none")
+            limits = Limits(timeout_sec=60, memory_mb=512, cpus=1)
+            spec = SandboxSpec(mounts=[], workdir="/", limits=limits, env={"PATH": "/usr/bin:/bin"}, network="none")
             t0 = time.perf_counter()
             res = box.run(["true"], spec, work / "out", work / "err")
             out[name].append(time.perf_counter() - t0)
