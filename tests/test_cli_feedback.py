@@ -263,3 +263,13 @@ def test_papers_are_cited_by_name_not_by_internal_document_numbers():
     import re
 
     assert {k for k, v in texts.items() if re.search(r"\bseed 00\d", v, re.IGNORECASE)} == set()
+
+
+def test_a_stage_line_cannot_rewrite_the_terminal(capsys):
+    """Stage lines carry error texts and kernel warnings a submission can shape (its file names)."""
+    from workbench.cli import _stage_line
+
+    _stage_line("replay: SandboxSetupError: results/\x1b[2J\x1b]0;pwned\x07x.txt\nfake line after 1.0 s")
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "\x07" not in err and err.count("\n") == 1
+    assert err.split("  ", 1)[1] == "replay: SandboxSetupError: results/x.txt fake line after 1.0 s\n"

@@ -268,10 +268,13 @@ def replay_cmd(
 
 
 def _stage_line(text: str) -> None:
-    """A trial's stages as they start and end (stderr: stdout stays the result)."""
+    """A trial's stages as they start and end (stderr: stdout stays the result). The line can carry text a
+    submission shaped (an error naming its files, a warning from the kernel), so it is printed plain."""
     from datetime import datetime
 
-    _echo_err(f"{datetime.now():%H:%M:%S}  {text}")
+    from .terminal import one_line
+
+    _echo_err(f"{datetime.now():%H:%M:%S}  {one_line(text)}")
 
 
 LEAVES_HELP = "Also print every leaf: id, phase, status, score and its rationale on one line."
