@@ -159,9 +159,9 @@ def plan(matrix: Matrix, task_dirs: list[Path], out: Path, engine: str, sandbox:
     return jobs
 
 
-def pending(jobs: list[Job], run: RunPaths, rerun_status: tuple[str, ...]) -> list[Job]:
-    """Jobs to run now: never run, interrupted, or in a status asked to be re-run."""
-    return [job for job in jobs if _why_run(read_trial(run.trial(job.trial_id)), rerun_status)]
+def why_run(jobs: list[Job], run: RunPaths, rerun_status: tuple[str, ...]) -> list[str | None]:
+    """Per job, why it runs now ("new", "interrupted", or the status asked to be re-run), or None (kept)."""
+    return [_why_run(read_trial(run.trial(job.trial_id)), rerun_status) for job in jobs]
 
 
 def _why_run(rec, rerun_status: tuple[str, ...]) -> str | None:
@@ -172,9 +172,9 @@ def _why_run(rec, rerun_status: tuple[str, ...]) -> str | None:
     return rec.status if rec.status in rerun_status else None
 
 
-def resume_plan(jobs: list[Job], run: RunPaths, rerun_status: tuple[str, ...]) -> str:
+def resume_plan(reasons: list[str | None]) -> str:
     """What a resume does, in one line: what it keeps and what it runs again."""
-    why = Counter(_why_run(read_trial(run.trial(j.trial_id)), rerun_status) or "kept" for j in jobs)
+    why = Counter(r or "kept" for r in reasons)
     parts = [f"{why.pop('kept', 0)} kept", f"{why.pop('interrupted', 0)} interrupted re-run from scratch"]
     parts += [f"{n} {status} re-run" for status, n in sorted(why.items()) if status != "new"]
     return "resume: " + ", ".join(parts) + f", {why.get('new', 0)} not run yet"
@@ -202,9 +202,10 @@ def run_batch(matrix_path: Path, out: Path, *, executor: str = "local", workers:
     with exclusive_batch(run):
         new_lock = lock_batch(run, matrix, tasks, resume)
         jobs = plan(matrix, task_dirs, run.root, engine or matrix.engine, sandbox)
-        todo = pending(jobs, run, rerun_status)
+        reasons = why_run(jobs, run, rerun_status)  # each trial record read once
+        todo = [job for job, why in zip(jobs, reasons, strict=True) if why]
         if resume and progress:
-            print(resume_plan(jobs, run, rerun_status), file=sys.stderr)
+            print(resume_plan(reasons), file=sys.stderr)
         ex = get_executor(executor, workers, scheduler) if todo else None  # an unreachable scheduler: said now
         if new_lock is not None:
             atomic_write_json(run.run_json, new_lock)
