@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -102,21 +103,45 @@ def host_http():
 
 # --- the security summary: attacks tried and attacks that succeeded (a failed attack test) -------------
 
-_ATTACKS = {"tried": 0, "succeeded": []}
+_ATTACKS: dict[str, dict] = {}  # backend (or "no sandbox") -> {"tried": n, "succeeded": [node ids]}
+_BACKEND_ID = re.compile(r"[\[-](bwrap|docker)[\]-]")
 
 
 def pytest_runtest_logreport(report):
     if report.when == "call" and "attack" in report.keywords:
-        _ATTACKS["tried"] += 1
+        m = _BACKEND_ID.search(report.nodeid)
+        tally = _ATTACKS.setdefault(m.group(1) if m else "no sandbox", {"tried": 0, "succeeded": []})
+        tally["tried"] += 1
         if report.failed:
-            _ATTACKS["succeeded"].append(report.nodeid)
+            tally["succeeded"].append(report.nodeid)
 
 
 def pytest_terminal_summary(terminalreporter):
-    if _ATTACKS["tried"]:
-        terminalreporter.write_line(f"security: {_ATTACKS['tried']} attacks tried, "
-                                    f"{len(_ATTACKS['succeeded'])} succeeded"
-                                    + "".join(f"\n  succeeded: {n}" for n in _ATTACKS["succeeded"]))
+    """One line per backend: the same attacks fail under bwrap and docker (and those needing no sandbox)."""
+    for backend, tally in sorted(_ATTACKS.items()):
+        terminalreporter.write_line(f"security ({backend}): {tally['tried']} attacks tried, "
+                                    f"{len(tally['succeeded'])} succeeded"
+                                    + "".join(f"\n  succeeded: {n}" for n in tally["succeeded"]))
+
+
+def docker_engine_or_missing() -> None:
+    """Skip (or, with WORKBENCH_REQUIRE_TEST_TOOLS=1, fail) when no Docker engine answers."""
+    from workbench.sandbox.docker import DockerSandbox
+
+    try:
+        ok = DockerSandbox().available()[0]
+    except Exception:
+        ok = False
+    if not ok:
+        required_tool_missing("a Docker engine (bash .ci/docker-base starts one)")
+
+
+@pytest.fixture(params=["bwrap", pytest.param("docker", marks=pytest.mark.docker)])
+def backend(request):
+    """Both sandboxes: their guarantees are the same, so are the tests that check them."""
+    if request.param == "docker":
+        docker_engine_or_missing()
+    return request.param
 
 
 @pytest.fixture

@@ -1,8 +1,9 @@
 """Hostile submissions: each test is one attack (marker ``attack``) run through a real clean replay and
 scoring of a small task, asserting that the attack failed and that the trial recorded why.
 
-The summary line ``security: N attacks tried, M succeeded`` is printed by tests/conftest.py; an attack
-"succeeded" when its test failed.
+Every attack that replays runs under both sandboxes (the ``backend`` fixture of tests/conftest.py), which
+prints a line per backend, ``security (docker): N attacks tried, M succeeded``; an attack "succeeded" when
+its test failed. Under docker the mini task's image adds python3 to the base (the attacks are Python).
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ from workbench.scoring import score_trial
 from workbench.task import load_task
 
 CANARY = "workbench-canary-9c1e"  # text planted in host files an attack tries to reach
+HOSTILE_DOCKERFILE = """FROM debian:bookworm-slim
+RUN apt-get update && apt-get install -y --no-install-recommends python3 && rm -rf /var/lib/apt/lists/*
+"""
 
 
 @dataclass
@@ -63,6 +67,8 @@ def hostile_task(root: Path, **replay_limits) -> object:
     extra = {"max_files": 2000, "max_log_mb": 1, "max_file_mb": 16, **replay_limits}
     toml += "".join(f"{k} = {v}\n" for k, v in extra.items())
     (root / "task.toml").write_text(toml)
+    # the attacks are Python and shell: under docker the image needs what the host's /usr gives bwrap
+    (root / "environment" / "Dockerfile").write_text(HOSTILE_DOCKERFILE)
     return load_task(root)
 
 
@@ -72,7 +78,7 @@ def task(tmp_path):
 
 
 @pytest.fixture
-def attack(tmp_path, task):
+def attack(tmp_path, task, backend):
     """attack(reproduce_sh, files=None, task=None, score=True) -> Outcome of a clean replay (and scoring)."""
     counter = iter(range(1000))
 
@@ -81,7 +87,7 @@ def attack(tmp_path, task):
         sub = write_files(tmp_path / f"sub{n}", {"reproduce.sh": script, **(files or {})})
         t = task_ or task
         trial = tmp_path / f"trial{n}"
-        prov = replay(t, sub, trial)
+        prov = replay(t, sub, trial, sandbox=backend)
         return Outcome(trial, prov, score_trial(t, trial) if score else None)
 
     return run

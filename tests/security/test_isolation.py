@@ -79,14 +79,16 @@ def test_symlinks_pointing_outside(attack, task, tmp_path):
     assert m1.score == 0.0 and m1.status == "missing_evidence"  # results/value.json -> /etc/shadow is no file
 
 
-def test_hard_links_to_host_files(attack, tmp_path):
+def test_hard_links_to_host_files(attack, tmp_path, backend):
     canary = host_canary(tmp_path)
     out = attack(f"mkdir -p results\nln {canary} results/a 2>&2; ln /etc/shadow results/b 2>&2; "
                  "ln /usr/bin/bash results/c 2>&2; exit 0\n")
     assert CANARY not in out.evidence_text() and "root:" not in out.evidence_text()
-    # the host file and /etc/shadow are not even visible; /usr is another mount (EXDEV)
-    assert out.stderr.count("ln: failed") == 3 and out.stderr.count("Invalid cross-device link") == 1
-    assert "failed to access '/etc/shadow'" in out.stderr
+    assert out.stderr.count("ln: failed") == 3 and f"failed to access '{canary}'" in out.stderr  # not visible
+    if backend == "bwrap":  # no /etc/shadow at all; /usr is another mount (EXDEV)
+        assert out.stderr.count("Invalid cross-device link") == 1 and "failed to access '/etc/shadow'" in out.stderr
+    else:  # the image's /etc/shadow and /usr are its own filesystem, not the volume's (EXDEV)
+        assert out.stderr.count("Invalid cross-device link") == 2
 
 
 def test_remount_bind_and_nested_namespaces(attack, tmp_path):
@@ -116,7 +118,8 @@ results/rootsh -p -c 'id -u' > results/id.txt
 su -c true root 2>&1 | head -1 >&2
 """
     out = attack(script)
-    assert out.output("id.txt").strip() == "1000"  # no privileges inside: the setuid bit means nothing
+    inner = str(out.prov.sandbox["inner_uid"])  # bwrap maps its host uid to 1000; docker runs as its host uid
+    assert out.output("id.txt").strip() == inner != "0"  # no privileges inside: the setuid bit means nothing
     assert no_special_bits(out.trial / "evidence") == []  # and it does not survive into the evidence
     assert (out.trial / "evidence" / "submission" / "results" / "rootsh").stat().st_uid == 0
 
