@@ -37,6 +37,12 @@ MINI_RUBRIC = {
 }
 
 
+# the mini task's image under docker when a test runs Python in it (bwrap's sandbox has the host's /usr)
+PYTHON_DOCKERFILE = """FROM debian:bookworm-slim
+RUN apt-get update && apt-get install -y --no-install-recommends python3 && rm -rf /var/lib/apt/lists/*
+"""
+
+
 def write_task(root: Path, *, rubric: dict | None = None, timeout_sec: float = 60, memory_mb: int = 1024,
                cpus: int = 1, outputs: tuple[str, ...] = ("results",), max_processes: int = 256,
                checks_py: str | None = None) -> Path:

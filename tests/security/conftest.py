@@ -16,15 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import write_files, write_task
+from tests.conftest import PYTHON_DOCKERFILE, write_files, write_task
 from workbench.replay import replay
 from workbench.scoring import score_trial
 from workbench.task import load_task
 
 CANARY = "workbench-canary-9c1e"  # text planted in host files an attack tries to reach
-HOSTILE_DOCKERFILE = """FROM debian:bookworm-slim
-RUN apt-get update && apt-get install -y --no-install-recommends python3 && rm -rf /var/lib/apt/lists/*
-"""
 
 
 @dataclass
@@ -68,7 +65,7 @@ def hostile_task(root: Path, **replay_limits) -> object:
     toml += "".join(f"{k} = {v}\n" for k, v in extra.items())
     (root / "task.toml").write_text(toml)
     # the attacks are Python and shell: under docker the image needs what the host's /usr gives bwrap
-    (root / "environment" / "Dockerfile").write_text(HOSTILE_DOCKERFILE)
+    (root / "environment" / "Dockerfile").write_text(PYTHON_DOCKERFILE)
     return load_task(root)
 
 
