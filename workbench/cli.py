@@ -33,6 +33,19 @@ TASK_DIR = typer.Argument(..., help="A task package directory (with task.toml)."
 RUN_DIR = typer.Argument(..., help="A run directory (with trials/).", **_EXISTING_DIR)
 TRIAL = typer.Argument(..., help="A trial directory (RUN/trials/TRIAL).", **_EXISTING_DIR)
 PATHS = typer.Argument(..., help="Task directories (or directories of tasks).", **_EXISTING_DIR)
+
+SANDBOX_HELP = "bwrap (local) or docker (needs an engine)."
+
+
+def _sandbox_name(value: str | None) -> str | None:
+    """Checked before any trial is recorded (a typo once became a trial's infra_error)."""
+    from .sandbox import SANDBOXES
+
+    if value is not None and value not in SANDBOXES:
+        raise typer.BadParameter(f"{value!r} is not a sandbox (known: {', '.join(sorted(SANDBOXES))})")
+    return value
+
+
 JSON_HELP = "Machine-readable output."
 
 
@@ -106,7 +119,10 @@ def task_list(directory: Path = typer.Argument(Path("tasks"), resolve_path=True,
 def task_validate(paths: list[Path] = PATHS,
                   no_install: bool = typer.Option(False, "--no-install", help="Do not install environments."),
                   no_record: bool = typer.Option(False, "--no-record",
-                                                 help="Check only; do not rewrite tests/validation.json.")):
+                                                 help="Check only; do not rewrite tests/validation.json."),
+                  sandbox: str = typer.Option("bwrap", "--sandbox", callback=_sandbox_name,
+                                              help="bwrap, or docker: the task's image, and the scores compared "
+                                                   "with the bwrap record.")):
     """Construction checks: reference replays, nop, calibration submissions, determinism, replay time."""
     from .task import find_tasks, load_task
     from .task.validate import validate_task
@@ -114,9 +130,10 @@ def task_validate(paths: list[Path] = PATHS,
     failed = False
     targets = [t for p in paths for t in find_tasks(p)]
     for t in targets:
-        rec = validate_task(load_task(t), install=not no_install, write=not no_record)
+        rec = validate_task(load_task(t), install=not no_install, write=not no_record, sandbox=sandbox)
         verdict = "ok" if rec.passed else "FAILED"
-        typer.echo(f"{verdict}  {rec.task}  (reference replay {rec.reference_replay_sec:.1f} s)")
+        typer.echo(f"{verdict}  {rec.task}  (reference replay {rec.reference_replay_sec:.1f} s"
+                   + (f", under {sandbox})" if sandbox != "bwrap" else ")"))
         for c in rec.checks:
             typer.echo(f"  [{'x' if c.passed else ' '}] {c.name}: {c.detail}")
         failed |= not rec.passed
@@ -197,17 +214,6 @@ def rubric_aggregate(path: Path = typer.Argument(..., resolve_path=True, help="A
     else:
         typer.echo(f"{score:.10f}")
 
-
-SANDBOX_HELP = "bwrap (local) or docker (needs an engine)."
-
-
-def _sandbox_name(value: str | None) -> str | None:
-    """Checked before any trial is recorded (a typo once became a trial's infra_error)."""
-    from .sandbox import SANDBOXES
-
-    if value is not None and value not in SANDBOXES:
-        raise typer.BadParameter(f"{value!r} is not a sandbox (known: {', '.join(sorted(SANDBOXES))})")
-    return value
 
 
 # --- env ---------------------------------------------------------------------------------------

@@ -183,3 +183,24 @@ def test_every_bundled_task_is_complete(root):
     record = json.loads((root / "tests" / "validation.json").read_text())
     assert record["passed"] and record["content_hash"] == task.content_hash(), "re-run `make validate`"
     assert record["reference_replay_sec"] <= 180
+
+
+@pytest.mark.docker
+def test_validation_under_docker_compares_every_score_with_the_bwrap_record(tmp_path):
+    from tests.conftest import docker_engine_or_missing
+
+    docker_engine_or_missing()
+    task = _calibrated(tmp_path)
+    assert validate_task(task, install=False).passed  # the bwrap record
+    rec = validate_task(task, install=False, write=False, sandbox="docker")
+    same = next(c for c in rec.checks if c.name == "same scores as under bwrap")
+    assert rec.passed and same.passed and same.detail == "8 of 8 submissions score the same R"
+    assert rec.sandbox == "docker" and rec.environment_digest.startswith("sha256:")  # the image's id
+    # a record that disagrees (as a backend that scored differently would): the check fails and says where
+    vpath = task.paths.tests / "validation.json"
+    record = json.loads(vpath.read_text())
+    record["runs"]["calibration/partial"]["R"] = 0.5
+    vpath.write_text(json.dumps(record))
+    rec = validate_task(task, install=False, write=False, sandbox="docker")
+    same = next(c for c in rec.checks if c.name == "same scores as under bwrap")
+    assert not rec.passed and not same.passed and "calibration/partial: R 0.5000 -> 0.7500" in same.detail

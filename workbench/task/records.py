@@ -72,6 +72,7 @@ class ValidationRecord(BaseModel):
     determinism: dict[str, Any]
     reference_replay_sec: float
     environment_digest: str
+    sandbox: str = "bwrap"  # the backend the replays ran under (records before it was kept: bwrap)
     validated_at: str
     workbench_version: str
 

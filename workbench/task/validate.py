@@ -8,6 +8,10 @@ passed (its R_upper: an invalid submission must fail on what the machine decided
 label copies, shotgun answers) each < 0.3 the same way; the two reference replays agree (identical
 evidence, or within the tolerances tests/determinism.toml declares) and score identically; the
 reference replay fits the time budget. The record goes to tests/validation.json.
+
+``sandbox="docker"`` runs all of it in the task's image instead; when the task's record comes from the
+other backend (and the task has not changed since), one more check asks that every submission scored the
+same R and R_upper there: the backends are interchangeable only if the science scores the same in both.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..env import env_info, install_env
+from ..env import environment_for, install_env, install_image
 from ..errors import WorkbenchError, load_toml_model
 from ..io import atomic_write_json, iter_files, remove_tree, sha256_file
 from ..replay import replay
@@ -127,8 +131,9 @@ def compare_evidence(a: Path, b: Path, spec: Determinism) -> dict[str, Any]:
     return {"identical": identical, "within_tolerance": tolerated, "ignored": ignored, "differing": differing}
 
 
-def _replay_and_score(task: Task, submission: Path, trial: Path, timeout: float | None) -> dict[str, Any]:
-    prov = replay(task, submission, trial, timeout=timeout)
+def _replay_and_score(task: Task, submission: Path, trial: Path, timeout: float | None,
+                      sandbox: str) -> dict[str, Any]:
+    prov = replay(task, submission, trial, timeout=timeout, sandbox=sandbox)
     scores = score_trial(task, trial)
     return {"R": scores.R, "R_upper": scores.R_upper, "full": scores.full, "coverage": scores.coverage,
             "replay": prov.status,
@@ -139,11 +144,26 @@ def _replay_and_score(task: Task, submission: Path, trial: Path, timeout: float 
                if scores.qa else {})}
 
 
+def _same_scores(runs: dict[str, dict[str, Any]], recorded: ValidationRecord) -> CheckResult:
+    """Every submission's R and R_upper against the record of the other backend."""
+    common = sorted(set(runs) & set(recorded.runs))
+    differ = [f"{n}: R {recorded.runs[n]['R']:.4f} -> {runs[n]['R']:.4f}" for n in common
+              if (round(runs[n]["R"], 4), round(runs[n]["R_upper"], 4))
+              != (round(recorded.runs[n]["R"], 4), round(recorded.runs[n]["R_upper"], 4))]
+    return CheckResult(name=f"same scores as under {recorded.sandbox}", passed=bool(common) and not differ,
+                       detail=f"{len(common) - len(differ)} of {len(common)} submissions score the same R"
+                              + (f"; {'; '.join(differ[:5])}" if differ else ""))
+
+
 def validate_task(task: Task, *, workdir: Path | None = None, install: bool = True, write: bool = True,
-                  max_reference_sec: float = MAX_REFERENCE_SEC) -> ValidationRecord:
+                  max_reference_sec: float = MAX_REFERENCE_SEC, sandbox: str = "bwrap") -> ValidationRecord:
     if install:
-        install_env(task)
-    env = env_info(task)
+        install_image(task) if sandbox == "docker" else install_env(task)
+    env, _ = environment_for(task, sandbox)
+    vpath = task.paths.tests / "validation.json"
+    recorded = ValidationRecord.model_validate_json(vpath.read_text()) if vpath.is_file() else None
+    if recorded and (recorded.sandbox == sandbox or recorded.content_hash != task.content_hash()):
+        recorded = None  # compare only with the other backend's record of this very task
     subs = calibration_submissions(task)
     if not (task.paths.solution / "reproduce.sh").is_file():
         raise WorkbenchError(f"{task.paths.solution}: no reproduce.sh; the task cannot be validated")
@@ -157,7 +177,7 @@ def validate_task(task: Task, *, workdir: Path | None = None, install: bool = Tr
         for name, sub in [("oracle-1", task.paths.solution), ("oracle-2", task.paths.solution),
                           ("nop", task.paths.starter), *subs.items()]:
             log.info("validate %s: %s", task.id, name)
-            runs[name] = _replay_and_score(task, sub, base / name.replace("/", "_"), timeout)
+            runs[name] = _replay_and_score(task, sub, base / name.replace("/", "_"), timeout, sandbox)
         det = compare_evidence(base / "oracle-1" / "evidence", base / "oracle-2" / "evidence", spec)
     finally:
         remove_tree(base)
@@ -192,14 +212,14 @@ def validate_task(task: Task, *, workdir: Path | None = None, install: bool = Tr
                            + ("" if o1["leaf_scores"] == o2["leaf_scores"] else "; leaf scores differ")),
         CheckResult(name=f"reference replay <= {max_reference_sec:.0f} s", passed=ref_sec <= max_reference_sec,
                     detail=f"{ref_sec:.1f} s on {task.config.environment.cpus} core(s)"),
-    ]
+    ] + ([_same_scores(runs, recorded)] if recorded else [])
     result = ValidationRecord(
         task=task.id, content_hash=task.content_hash(), passed=all(c.passed for c in checks), checks=checks,
         runs={n: {k: v for k, v in r.items() if k != "leaf_scores"} for n, r in runs.items()},
-        determinism=det, reference_replay_sec=round(ref_sec, 2), environment_digest=env["digest"],
+        determinism=det, reference_replay_sec=round(ref_sec, 2), environment_digest=env["digest"], sandbox=sandbox,
         validated_at=datetime.now(UTC).isoformat(timespec="seconds"), workbench_version=__version__)
     if write:
-        atomic_write_json(task.paths.tests / "validation.json", result.model_dump())
+        atomic_write_json(vpath, result.model_dump())
     return result
 
 
