@@ -151,7 +151,15 @@ class DockerSession:
         try:
             exec_id = self._exec(argv)
         except Exception as exc:
-            raise SandboxSetupError(f"docker session: could not start a call in its container: {exc}") from exc
+            if self._alive():
+                raise SandboxSetupError(f"docker session: could not start a call in its container: {exc}") from exc
+            log.info("docker session %s: its container stopped between calls; starting a fresh one", self.token)
+            self._remove()
+            self._start()
+            try:
+                exec_id = self._exec(argv)
+            except Exception as exc2:
+                raise SandboxSetupError(f"docker session: a fresh container refused the call: {exc2}") from exc2
         ooms = _oom_kills(self._cgroup)
         per_call_peak = _reset_peak(self._cgroup)
         start = time.monotonic()
