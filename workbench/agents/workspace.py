@@ -7,12 +7,15 @@ Layout inside the sandbox::
     <environment dir>        the task's environment (read-only, first on PATH)
     /tmp                     fresh for every call
 
-Nothing private is ever mounted. Every command, read and write goes through the sandbox (a fresh
-bwrap per call, ~10 ms), so a symlink the agent plants cannot make the workbench, which runs as root
-on the host, read or write a host file. The working copy and the public task live on a volume of their
-own (:mod:`workbench.sandbox.volume`: sized, and nothing of the host's layout in the sandbox's
-mountinfo) and are copied back to the trial's ``session/submission/`` when the workspace closes,
-whatever ended the session (every sandbox of the session has ended by then).
+Nothing private is ever mounted. Every command, read and write goes through the workspace's sandbox
+session (``box.session``: a fresh bwrap per call, ~30 ms; under docker one container for the whole
+session and an ``exec`` per call, ~0.14 s instead of ~0.41 s for a container per call, with every
+process of a call killed and /tmp emptied after it: benchmarks/backend_overhead.py), so a symlink the
+agent plants cannot make the workbench, which runs as root on the host, read or write a host file. The
+working copy and the public task live on a volume of their own (:mod:`workbench.sandbox.volume`: sized,
+and nothing of the host's layout in the sandbox's mountinfo) and are copied back to the trial's
+``session/submission/`` when the workspace closes, whatever ended the session (every sandbox of the
+session has ended by then).
 
 While the agent still runs (a CLI agent calling the scoring service), its processes can swap a
 directory for a symlink at any moment, so a copy made on the host, as root, could be raced into
@@ -79,6 +82,7 @@ class Workspace:
         self.box.prepare(self.work)
         self.box.prepare(self.public)
         self.calls = 0
+        self._session = None  # opened by the first call, with the environment as it is then
         self.scoring: tuple[str, str] | None = None  # (url, token) of the session's scoring service
 
     def attach_scoring(self, url: str, token: str) -> None:
@@ -86,6 +90,7 @@ class Workspace:
         WORKBENCH_SCORING_URL/TOKEN (reachable from the sandbox only with network = host)."""
         self.scoring = (url, token)
         self.extra_env.update(WORKBENCH_SCORING_URL=url, WORKBENCH_SCORING_TOKEN=token)
+        self._close_session()  # the next call opens one with this environment
 
     # --- running ---------------------------------------------------------------------------------
 
@@ -102,10 +107,13 @@ class Workspace:
 
     def run(self, command: str, timeout: float, stdin: bytes | None = None, limit: int | None = None
             ) -> CommandResult:
-        """Run a shell command in a fresh sandbox over the working copy; output merged and truncated."""
+        """Run a shell command in the session's sandbox over the working copy; output merged and truncated."""
         self.calls += 1
         out, err = self.logs / f"{self.calls}.out", self.logs / f"{self.calls}.err"
-        res = self.box.run(["bash", "-c", command], self.spec(timeout), out, err, stdin=stdin)
+        if self._session is None:  # the limits are the session's; only the timeout varies by call
+            self._session = self.box.session(self.spec(1.0)).__enter__()
+        res = self._session.run(["bash", "-c", command], self.spec(timeout).limits.timeout_sec, out, err,
+                                stdin=stdin)
         with open(out, "rb") as fh:
             stdout = fh.read(4 << 20).decode("utf-8", errors="replace")
         text = stdout + err.read_text(errors="replace")
@@ -144,11 +152,20 @@ class Workspace:
         remove_tree(logs)
 
     def close(self) -> None:
-        """Copy the working copy back to the trial (whatever ended the session) and clean up."""
-        remove_tree(self.target)
-        copy_tree(self.work, self.target)
-        self.volume.release()
-        remove_tree(self.staging)
+        """End the sandbox session, copy the working copy back to the trial (whatever ended the session)
+        and clean up."""
+        try:
+            self._close_session()
+        finally:
+            remove_tree(self.target)
+            copy_tree(self.work, self.target)
+            self.volume.release()
+            remove_tree(self.staging)
+
+    def _close_session(self) -> None:
+        session, self._session = self._session, None
+        if session is not None:
+            session.__exit__(None, None, None)
 
     def __enter__(self) -> Workspace:
         return self

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import secrets
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -116,3 +116,29 @@ class Sandbox(Protocol):
             stdin: bytes | None = None) -> SandboxResult:
         """Run argv inside a fresh sandbox; stdout/stderr go to the given host files. Network is
         ``none`` (the replay, always) or ``host`` (an agent session that must reach its model API)."""
+
+    def session(self, spec: SandboxSpec):
+        """A context manager whose ``run(argv, timeout, stdout, stderr, stdin=None)`` runs one call under
+        ``spec`` with the call's own timeout; no process, and nothing in /tmp, outlives a call."""
+
+
+class PerCallSession:
+    """A session on a backend whose sandboxes are cheap to start (bwrap, ~30 ms): every call is a fresh
+    sandbox of the session's spec."""
+
+    def __init__(self, box, spec: SandboxSpec):
+        self.box, self.spec = box, spec
+
+    def run(self, argv: list[str], timeout: float, stdout: Path, stderr: Path, stdin: bytes | None = None
+            ) -> SandboxResult:
+        spec = replace(self.spec, limits=replace(self.spec.limits, timeout_sec=timeout))
+        return self.box.run(argv, spec, stdout, stderr, stdin=stdin)
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self) -> PerCallSession:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -237,6 +237,12 @@ class DockerSandbox:
         if self.as_root:
             chown_tree(path, self.uid)
 
+    def session(self, spec: SandboxSpec):
+        """One container for many calls, each an ``exec`` (:mod:`.docker_session`)."""
+        from .docker_session import DockerSession
+
+        return DockerSession(self, spec)
+
     def run(self, argv: list[str], spec: SandboxSpec, stdout: Path, stderr: Path,
             stdin: bytes | None = None) -> SandboxResult:
         ok, why = self.available()
