@@ -10,7 +10,7 @@ APT_PACKAGES := bubblewrap util-linux python3-venv e2fsprogs bpftrace
 # a real Docker engine (and debootstrap for its base image: no registry is reachable) for the docker sandbox
 TEST_APT_PACKAGES := chromium postgresql docker.io debootstrap
 
-.PHONY: install system test-system demo tour test validate lint clean
+.PHONY: install system test-system demo tour test test-docker-tasks validate lint clean
 
 install: system $(BIN)/workbench
 
@@ -50,6 +50,12 @@ test: install test-system
 	bash .ci/docker-base
 	WORKBENCH_REQUIRE_TEST_TOOLS=1 $(BIN)/python -m pytest
 	$(BIN)/workbench task validate --no-record tasks
+
+# Heavier than make test: every bundled task's image built on the local base, and its whole validation
+# replayed under docker, each submission scoring the same as in the bwrap record (measured in README.md).
+test-docker-tasks: install test-system
+	bash .ci/docker-base
+	$(BIN)/workbench task validate --sandbox docker --no-record tasks
 
 # Re-run every task's construction checks and rewrite their records (tests/validation.json).
 validate: install

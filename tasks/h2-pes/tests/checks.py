@@ -232,7 +232,7 @@ def variational_bound(ev, e_exact: float = -1.1744757, slack: float = 1e-6) -> C
 
 
 @task_check
-def cpu_for_claimed_work(ev, package: str = "pyscf", fraction: float = 0.3,
+def cpu_for_claimed_work(ev, package: str = "pyscf", fraction: float = 0.5,
                          overhead_sec: float = 1.0) -> CheckOutcome:
     """The processes that loaded PySCF spent at least ``overhead_sec`` (importing PySCF, NumPy and SciPy
     costs about that) plus ``fraction`` of the CPU time the declared curves cost.
