@@ -130,8 +130,16 @@ def test_limits_are_reported_and_the_session_goes_on(box, tmp_path):
 def test_a_container_that_died_is_said_and_replaced(box, tmp_path):
     with box.session(_spec(box, tmp_path)) as s:
         first = s.container.id
-        threading.Timer(1.0, lambda: box.client.containers.get(first).kill()).start()
-        res, _, _ = _call(s, tmp_path, "sleep 30")
+        def kill_once_the_call_runs():  # a timer lost the race on a busy machine: wait for the call itself
+            container = box.client.containers.get(first)
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline and not any("sleep 31" in " ".join(p) for p in
+                                                          container.top().get("Processes") or []):
+                time.sleep(0.05)
+            container.kill()
+
+        threading.Thread(target=kill_once_the_call_runs, daemon=True).start()
+        res, _, _ = _call(s, tmp_path, "sleep 31")
         assert res.exit_code != 0 and "container stopped during the call" in res.limit_exceeded
         res, out, _ = _call(s, tmp_path, "cat /etc/hostname")
         assert res.exit_code == 0 and out.strip() == s.container.id[:12] != first[:12]
