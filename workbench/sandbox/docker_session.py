@@ -189,7 +189,9 @@ class DockerSession:
         rc = None if timed_out or info.get("Running") else info.get("ExitCode")
         oom = self._oomed(ooms, rc)
         peak = _peak_mb(self._cgroup) if per_call_peak else None
-        if (rc is None or rc >= 128 or oom or leftovers is None) and not self._alive():
+        # a sweep that could not run means the container is unusable, even while the engine still calls it
+        # running (a kill is seen by the engine a moment later): the next call gets a fresh one either way
+        if leftovers is None or ((rc is None or rc >= 128 or oom) and not self._alive()):
             self._dead = True
         killed = timed_out or exceeded is not None
         limit = ("storage" if exceeded and exceeded.startswith("storage") else "files" if exceeded
@@ -218,8 +220,9 @@ class DockerSession:
             return None
         try:
             return max(0, int(out.decode().strip().splitlines()[-1]))
-        except (ValueError, IndexError):
-            return 0
+        except (ValueError, IndexError):  # no count: the sweep did not run (the engine's error text instead)
+            log.info("docker session %s: the sweep after a call answered %r", self.token, out[-200:])
+            return None
 
     def _alive(self) -> bool:
         try:
