@@ -9,7 +9,7 @@ Layout inside the sandbox::
 
 Nothing private is ever mounted. Every command, read and write goes through the workspace's sandbox
 session (``box.session``: a fresh bwrap per call, ~30 ms; under docker one container for the whole
-session and an ``exec`` per call, ~0.14 s instead of ~0.41 s for a container per call, with every
+session and an ``exec`` per call, ~0.14 s instead of ~0.38 s for a container per call, with every
 process of a call killed and /tmp emptied after it: benchmarks/backend_overhead.py), so a symlink the
 agent plants cannot make the workbench, which runs as root on the host, read or write a host file. The
 working copy and the public task live on a volume of their own (:mod:`workbench.sandbox.volume`: sized,
