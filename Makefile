@@ -48,6 +48,7 @@ test: install test-system
 	$(BIN)/workbench env install $(DEMO_TASK)
 	$(BIN)/ruff check workbench tests tasks benchmarks
 	bash .ci/docker-base
+	bash .ci/peers >/dev/null
 	WORKBENCH_REQUIRE_TEST_TOOLS=1 $(BIN)/python -m pytest
 	$(BIN)/workbench task validate --no-record tasks
 

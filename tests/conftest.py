@@ -123,11 +123,68 @@ def pytest_runtest_logreport(report):
 
 
 def pytest_terminal_summary(terminalreporter):
-    """One line per backend: the same attacks fail under bwrap and docker (and those needing no sandbox)."""
+    """One line per backend: the same attacks fail under bwrap and docker (and those needing no sandbox);
+    then the interop line."""
+    _interop_line(terminalreporter)
     for backend, tally in sorted(_ATTACKS.items()):
         terminalreporter.write_line(f"security ({backend}): {tally['tried']} attacks tried, "
                                     f"{len(tally['succeeded'])} succeeded"
                                     + "".join(f"\n  succeeded: {n}" for n in tally["succeeded"]))
+
+
+# --- interop: every trajectory the suite produced, exported to ATIF and judged by Harbor's validator ------
+
+_INTEROP: dict = {}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session, exitstatus):
+    """Export each trial's trajectory.jsonl left under this run's temporary directory and hand them all to
+    Harbor's TrajectoryValidator (tests/interop); an invalid one fails the run, as a failed test would."""
+    import tempfile
+
+    from tests.interop import harbor, peers_available
+    from workbench.trajectory import to_atif
+
+    factory = getattr(session.config, "_tmp_path_factory", None)
+    if factory is None or session.config.option.collectonly:
+        return
+    trials = sorted({p.parent.parent for p in factory.getbasetemp().rglob("session/trajectory.jsonl")})
+    if not trials:
+        return
+    if not peers_available():
+        _INTEROP.update(skipped=len(trials))
+        if os.environ.get("WORKBENCH_REQUIRE_TEST_TOOLS"):
+            session.exitstatus = 1
+        return
+    out = Path(tempfile.mkdtemp(prefix="interop-"))
+    files, unreadable = {}, 0
+    for i, trial in enumerate(trials):
+        try:
+            atif = to_atif(trial)
+        except (ValueError, OSError):  # a test's deliberately broken trajectory: nothing to export
+            unreadable += 1
+            continue
+        files[out / f"{i}.json"] = trial
+        (out / f"{i}.json").write_text(json.dumps(atif))
+    verdict = harbor("trajectory", list(files))
+    invalid = {str(files[Path(p)]): errs for p, errs in verdict.items() if errs}
+    _INTEROP.update(checked=len(files), invalid=invalid, unreadable=unreadable)
+    if invalid:
+        session.exitstatus = 1
+
+
+def _interop_line(terminalreporter) -> None:
+    if "skipped" in _INTEROP:
+        terminalreporter.write_line(f"interop: {_INTEROP['skipped']} trajectories not checked: Harbor is not "
+                                    "installed (bash .ci/peers)")
+    elif "checked" in _INTEROP:
+        bad = _INTEROP["invalid"]
+        terminalreporter.write_line(
+            f"interop: {_INTEROP['checked']} trajectories the suite produced, exported to ATIF, "
+            f"{_INTEROP['checked'] - len(bad)} valid under Harbor's TrajectoryValidator"
+            + (f" ({_INTEROP['unreadable']} deliberately broken ones not exportable)" if _INTEROP["unreadable"] else "")
+            + "".join(f"\n  invalid: {t}: {errs[0]}" for t, errs in bad.items()))
 
 
 def docker_engine_or_missing() -> None:

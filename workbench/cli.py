@@ -515,7 +515,7 @@ def batch_cmd(
 
 
 @app.command("trajectory")
-def trajectory_cmd(trial: Path = TRIAL, fmt: str = typer.Option("atif", "--format", help="atif (Harbor ATIF v1.4)."),
+def trajectory_cmd(trial: Path = TRIAL, fmt: str = typer.Option("atif", "--format", help="atif (Harbor ATIF v1.8)."),
                    out: Path | None = typer.Option(None, "--out", resolve_path=True,
                                                    help="Write here instead of stdout.")):
     """Export a trial's agent trajectory (session/trajectory.jsonl) to another format."""

@@ -1,8 +1,12 @@
-"""Trajectories: the workbench's trajectory.jsonl and its export to Harbor's ATIF (v1.4).
+"""Trajectories: the workbench's trajectory.jsonl and its export to Harbor's ATIF (v1.8).
 
 trajectory.jsonl has one record per turn: ``turn, timestamp, role, message`` and, where they apply,
 ``tool_calls [{id, name, arguments}]``, ``observations [{tool_call_id, content}]`` (truncated with a
 marker), ``usage {prompt_tokens, completion_tokens}``, ``cost_usd``, ``elapsed_sec``, ``retries``.
+
+The export is checked by Harbor's own TrajectoryValidator (tests/interop). An observation names the tool
+call it answers (``source_call_id``) only when that call is in the same step; output that answers no call
+of ours (a CLI agent's whole run) carries no reference, as ATIF has it for actions without tool calls.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from typing import Any
 from . import __version__
 from .paths import TrialPaths
 
-ATIF_VERSION = "ATIF-v1.4"
+ATIF_VERSION = "ATIF-v1.8"
 _SOURCE = {"system": "system", "user": "user", "assistant": "agent", "agent": "agent"}
 
 
@@ -47,8 +51,9 @@ def to_atif(trial_dir: Path) -> dict[str, Any]:
             step["tool_calls"] = [{"tool_call_id": str(c.get("id")), "function_name": c.get("name"),
                                    "arguments": _arguments(c.get("arguments"))} for c in rec["tool_calls"]]
         if rec.get("observations"):
-            results = [{"source_call_id": str(o.get("tool_call_id")), "content": o.get("content")}
-                       for o in rec["observations"]]
+            calls = {c["tool_call_id"] for c in step.get("tool_calls", [])}
+            results = [{**({"source_call_id": str(o.get("tool_call_id"))} if str(o.get("tool_call_id")) in calls
+                           else {}), "content": o.get("content")} for o in rec["observations"]]
             step["observation"] = {"results": results}
         if rec.get("usage") or rec.get("cost_usd") is not None:
             u = rec.get("usage") or {}

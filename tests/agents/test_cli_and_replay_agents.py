@@ -128,7 +128,7 @@ def test_trajectory_exports_to_atif(tmp_path, mini_task):
     proc = run_cli("trajectory", str(tmp_path / "t"), "--out", str(tmp_path / "atif.json"))
     assert proc.returncode == 0, proc.stderr
     atif = json.loads((tmp_path / "atif.json").read_text())
-    assert atif["schema_version"] == "ATIF-v1.4" and atif["agent"]["model_name"] == "scripted-1"
+    assert atif["schema_version"] == "ATIF-v1.8" and atif["agent"]["model_name"] == "scripted-1"
     assert [s["source"] for s in atif["steps"]] == ["system", "user", "agent", "agent"]
     assert [s["step_id"] for s in atif["steps"]] == [1, 2, 3, 4]
     agent = atif["steps"][2]

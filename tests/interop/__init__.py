@@ -1,0 +1,27 @@
+"""Our interop formats checked by the peers' own code (Harbor's models), run in their own interpreter."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+CHECK = Path(__file__).with_name("harbor_check.py")
+PEERS_PYTHON = Path(os.environ.get("WORKBENCH_PEERS_PYTHON",
+                                   "/var/cache/workbench/peers/harbor-0.25.0/bin/python"))
+
+
+def peers_available() -> bool:
+    return PEERS_PYTHON.is_file()
+
+
+def harbor(kind: str, paths: list[Path]) -> dict:
+    """Harbor's verdict on each file: ``kind`` is trajectory or task-config (see harbor_check.py)."""
+    if not paths:
+        return {}
+    proc = subprocess.run([str(PEERS_PYTHON), str(CHECK), kind, *map(str, paths)], capture_output=True,
+                          text=True, timeout=600)
+    if proc.returncode != 0:
+        raise RuntimeError(f"harbor_check.py failed: {proc.stderr.strip()[-500:]}")
+    return json.loads(proc.stdout)
