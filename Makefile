@@ -49,6 +49,7 @@ test: install test-system
 	$(BIN)/ruff check workbench tests tasks benchmarks
 	bash .ci/docker-base
 	bash .ci/peers >/dev/null
+	bash .ci/model-server >/dev/null
 	WORKBENCH_REQUIRE_TEST_TOOLS=1 $(BIN)/python -m pytest
 	$(BIN)/workbench task validate --no-record tasks
 

@@ -187,6 +187,17 @@ def _interop_line(terminalreporter) -> None:
             + "".join(f"\n  invalid: {t}: {errs[0]}" for t, errs in bad.items()))
 
 
+@pytest.fixture(scope="session")
+def model_server(tmp_path_factory):
+    """The base URL (…/v1) of a real llama-server with a small real model, for the session."""
+    from tests import model_server as ms
+
+    if not ms.available():
+        required_tool_missing("llama-server and its test model (bash .ci/model-server)")
+    with ms.ModelServer(free_port(), tmp_path_factory.mktemp("model") / "llama-server.log") as url:
+        yield url
+
+
 def docker_engine_or_missing() -> None:
     """Skip (or, with WORKBENCH_REQUIRE_TEST_TOOLS=1, fail) when no Docker engine answers."""
     from workbench.sandbox.docker import DockerSandbox
