@@ -322,11 +322,7 @@ class DockerSandbox:
             _remove_cgroup_parent(parent)
         wall = time.monotonic() - start
         killed = timed_out or exceeded is not None
-        limit = ("storage" if exceeded and exceeded.startswith("storage") else "files" if exceeded
-                 else "memory" if oom else "time" if timed_out else None)
-        if oom and not exceeded:
-            exceeded = (f"memory limit: the command needed more than {lim.memory_mb} MB and the container's OOM "
-                        "killer stopped it" + (f" (peak {peak} MB)" if peak is not None else ""))
+        limit, exceeded = limit_verdict(exceeded, oom, timed_out, peak, lim.memory_mb, "command")
         return SandboxResult(exit_code=None if timed_out else rc, wall_sec=wall, timed_out=timed_out,
                              peak_memory_mb=peak,
                              signal=9 if killed else (rc - 128 if rc and rc > 128 else None), backend=self.name,
@@ -338,6 +334,17 @@ class DockerSandbox:
                                          **({"cores": "cgroup cpuset (docker --cpuset-cpus)"} if cores else {}),
                                          "cpu_quota": f"docker --cpus {lim.cpus}"},
                              record=recorder.record if recorder is not None else None, record_unavailable=unrecorded)
+
+
+def limit_verdict(exceeded: str | None, oom: bool, timed_out: bool, peak: float | None, memory_mb: int,
+                  what: str) -> tuple[str | None, str | None]:
+    """(which limit stopped ``what``, why): the watchdog's reason first, else the OOM killer's, else time."""
+    limit = ("storage" if exceeded and exceeded.startswith("storage") else "files" if exceeded
+             else "memory" if oom else "time" if timed_out else None)
+    if oom and not exceeded:
+        exceeded = (f"memory limit: the {what} needed more than {memory_mb} MB and the container's OOM "
+                    "killer stopped it" + (f" (peak {peak} MB)" if peak is not None else ""))
+    return limit, exceeded
 
 
 def _peak_memory_mb(parent: str | None, limit_mb: int) -> float | None:

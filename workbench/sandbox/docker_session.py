@@ -35,7 +35,7 @@ import uuid
 from pathlib import Path
 
 from .base import SandboxResult, SandboxSetupError, SandboxSpec
-from .docker import BASE_IMAGE, CGROUP_ROOT, POLL_SEC, container_options
+from .docker import BASE_IMAGE, CGROUP_ROOT, POLL_SEC, container_options, limit_verdict
 from .watch import MB, DiskWatch, write_capped
 
 log = logging.getLogger(__name__)
@@ -194,11 +194,7 @@ class DockerSession:
         if leftovers is None or ((rc is None or rc >= 128 or oom) and not self._alive()):
             self._dead = True
         killed = timed_out or exceeded is not None
-        limit = ("storage" if exceeded and exceeded.startswith("storage") else "files" if exceeded
-                 else "memory" if oom else "time" if timed_out else None)
-        if oom and not exceeded:
-            exceeded = (f"memory limit: the call needed more than {lim.memory_mb} MB and the container's OOM "
-                        "killer stopped it" + (f" (peak {peak} MB)" if peak is not None else ""))
+        limit, exceeded = limit_verdict(exceeded, oom, timed_out, peak, lim.memory_mb, "call")
         if self._dead:
             exceeded = ((exceeded + "; ") if exceeded else "") + (
                 "the session's container stopped during the call; the next call starts a fresh one")
