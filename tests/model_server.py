@@ -18,6 +18,9 @@ CACHE = Path(os.environ.get("WORKBENCH_MODEL_CACHE", "/var/cache/workbench/model
 SERVER = Path(os.environ.get("LLAMA_SERVER", CACHE / "llama-server-0.3.36" / "llama-server"))
 MODEL = Path(os.environ.get("WORKBENCH_TEST_MODEL", CACHE / "gemma3-270m-q4-k-m-1.0.0.gguf"))
 MODEL_NAME = "gemma3-270m"
+# Gemma's turn markers with Hermes-style <tool_call> tags and one demonstrated call: the GGUF has no chat
+# template, and llama-server offers (and parses) tool calls only for a template that shows them
+TEMPLATE = Path(__file__).parent / "models" / "gemma-tools.jinja"
 
 
 def available() -> bool:
@@ -38,7 +41,8 @@ class ModelServer:
     def __enter__(self) -> str:
         self.proc = subprocess.Popen(
             [str(SERVER), "-m", str(MODEL), "--host", "127.0.0.1", "--port", str(self.port), "-t", "1", "-tb", "1",
-             "-c", str(self.context), "--alias", MODEL_NAME, "--jinja", "--no-webui"],
+             "-c", str(self.context), "--alias", MODEL_NAME, "--jinja", "--no-webui",
+             "--chat-template-file", str(TEMPLATE)],
             stdout=open(self.log, "wb"), stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:

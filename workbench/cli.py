@@ -299,7 +299,8 @@ def _print_scores(scores, scores_path: Path, leaves: bool = False, rescore: str 
     if u.get("leaves"):
         cost = f", ${u['cost_usd']:.4f}" if u.get("cost_usd") is not None else ""
         typer.echo(f"judge: {u['leaves']} leaves ({u['cached']} from cache), {u['calls_made']} model calls, "
-                   f"{u['prompt_tokens'] + u['completion_tokens']} tokens{cost}")
+                   f"{u['prompt_tokens'] + u['completion_tokens']} tokens{cost}"
+                   + (f", {u['invalid_replies']} invalid replies re-asked" if u.get("invalid_replies") else ""))
     for change in scores.fingerprint_changes:
         typer.echo(f"judge fingerprint changed: {change}")
     withheld = [lf for lf in scores.leaves if lf.status == "withheld"]

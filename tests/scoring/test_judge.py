@@ -130,6 +130,24 @@ def test_invalid_replies_are_reasked_a_bounded_number_of_times(judged_trial):
     assert _leaves(s)["J2"].status == "withheld" and "no valid verdict after 3 replies" in _leaves(s)["J2"].error
 
 
+def test_verdicts_are_asked_under_a_json_schema_and_in_free_json_where_the_endpoint_rejects_it(judged_trial):
+    task, trial = judged_trial
+    with ScriptedServer([verdict(1), verdict(0.5)]) as server:
+        s = score_trial(task, trial, judge=settings(server, max_tokens=300))
+        formats = [r["response_format"] for r in server.requests]
+    binary, continuous = (f["json_schema"]["schema"]["properties"]["score"] for f in formats)
+    assert binary == {"enum": [0, 1]} and continuous["maximum"] == 1  # J1 is binary, J2 continuous
+    assert all(r["max_tokens"] == 300 for r in server.requests)
+    assert _leaves(s)["J1"].usage["response_format"] == "json_schema"
+    # an endpoint that rejects the format: the same leaf asked again in free JSON, and the usage says so
+    with ScriptedServer([error(400), verdict(1), verdict(0.5)]) as server:
+        s = score_trial(task, trial, judge=settings(server), force=True)
+        sent = ["response_format" in r for r in server.requests]
+    assert sent == [True, False, True] and _leaves(s)["J1"].score == 1.0
+    assert _leaves(s)["J1"].usage["response_format"] == "free (json_schema rejected)"
+    assert s.judge_usage["invalid_replies"] == 0
+
+
 def test_the_judges_missing_counts_only_when_the_workbench_finds_evidence_missing(judged_trial):
     task, trial = judged_trial
     # J1's files exist: "missing" is re-asked, and a judge that insists leaves the leaf withheld, never 0

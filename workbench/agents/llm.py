@@ -10,6 +10,7 @@ problem, not the agent: :class:`ModelEndpointError` is an infrastructure failure
 from __future__ import annotations
 
 import email.utils
+import json
 import logging
 import os
 import time
@@ -58,6 +59,17 @@ def make_client(base_url: str | None = None, api_key: str | None = None, timeout
         raise EndpointNotConfigured("no model endpoint: set OPENAI_BASE_URL (an OpenAI-compatible server) and/or "
                                     "OPENAI_API_KEY, or pass -o base_url=... -o api_key=...")
     return OpenAI(base_url=base_url, api_key=api_key or "unused", max_retries=0, timeout=timeout)
+
+
+def echoed(arguments: str | None) -> str:
+    """A call's arguments as sent back in the history: malformed or truncated JSON (a reply cut at
+    max_tokens) becomes ``{}``, since a server that parses the history fails on it (measured: llama-server
+    answers HTTP 500, which would read as an endpoint fault); the model reads the raw text in the tool's
+    error, and the trajectory keeps it as the model wrote it."""
+    try:
+        return arguments if isinstance(json.loads(arguments or "{}"), dict) else "{}"
+    except json.JSONDecodeError:
+        return "{}"
 
 
 def retry_after(exc: Exception) -> float | None:

@@ -10,12 +10,22 @@ model in the configuration). A reply that declines the task before any work is a
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
 from ..task import Task
 from .base import AgentResult, AgentStartError, BaseAgent, Budget, TaskView, Trajectory, Usage, truncate
-from .llm import MAX_ATTEMPTS, AgentRequestError, Attempt, EndpointNotConfigured, ModelEndpointError, chat, make_client
+from .llm import (
+    MAX_ATTEMPTS,
+    AgentRequestError,
+    Attempt,
+    EndpointNotConfigured,
+    ModelEndpointError,
+    chat,
+    echoed,
+    make_client,
+)
 from .workspace import HOME, TASK_HOME, Workspace
 
 DEFAULT_TOOL_TIMEOUT = 600.0
@@ -153,7 +163,8 @@ class OpenAIAgent(BaseAgent):
                 return AgentResult("refused", (msg.content or msg.refusal or "").strip(), usage)
             messages.append({"role": "assistant", "content": msg.content or "",
                              **({"tool_calls": [{"id": c["id"], "type": "function", "function": {
-                                 "name": c["name"], "arguments": c["arguments"]}} for c in calls]} if calls else {})})
+                                 "name": c["name"], "arguments": echoed(c["arguments"])}} for c in calls]}
+                                if calls else {})})
             observations, finished = [], None
             for c in calls:
                 content, done = self._tool(c, workspace, budget, tool_timeout)
@@ -184,11 +195,13 @@ class OpenAIAgent(BaseAgent):
             if not isinstance(args, dict):
                 raise ValueError("arguments must be a JSON object")
         except (json.JSONDecodeError, ValueError) as exc:
-            return f"error: malformed arguments for {call['name']}: {exc}", None
+            return (f"error: malformed arguments for {call['name']}: {exc}; you sent: "
+                    f"{truncate(call['arguments'] or '', 500)}"), None
         left = budget.remaining()
         try:
             if call["name"] == "bash":
-                limit = min(float(args.get("timeout_sec") or tool_timeout), tool_timeout, left)
+                asked = float(args.get("timeout_sec") or tool_timeout)  # a model's number: nan, -1, 1e15
+                limit = min(asked if math.isfinite(asked) and asked > 0 else tool_timeout, tool_timeout, left)
                 res = ws.run(str(args["command"]), limit)
                 tail = " (timed out)" if res.timed_out else ""
                 return f"exit code {res.exit_code}{tail}\n{res.output}", None
@@ -208,6 +221,8 @@ class OpenAIAgent(BaseAgent):
                 return json.dumps(submit(*ws.scoring, str(args.get("description", "")))), None
         except KeyError as exc:
             return f"error: {call['name']} needs argument {exc}", None
+        except (TypeError, ValueError) as exc:  # e.g. "timeout_sec": "soon"
+            return f"error: bad argument for {call['name']}: {exc}", None
         return f"error: unknown tool {call['name']!r}; tools are bash, read_file, write_file, time_left, finish", None
 
 

@@ -101,11 +101,16 @@ class JudgeSettings(BaseModel):
     seed: int | None = 1234
     max_tool_rounds: int = 6
     max_reask: int = 2
+    # constrain the verdict by a JSON schema (response_format json_schema) where the endpoint offers it; an
+    # endpoint that rejects the format is asked again in free JSON, and the leaf's usage says which was used
+    json_schema: bool = True
+    max_tokens: int | None = None  # per reply: a judge that rambles is cut off, and its reply re-asked
     max_attempts: int = 5
     call_timeout_sec: float = 300.0
     leaf_timeout_sec: float = 1200.0
     excerpt_bytes: int = 20_000
     image_bytes: int = 1_500_000
+    images: bool = True  # False for a text-only model (a server that cannot read images answers 500)
     prices: Prices | None = None
 
     def public(self) -> dict[str, Any]:
@@ -114,7 +119,8 @@ class JudgeSettings(BaseModel):
 
     @classmethod
     def from_env(cls, model: str | None = None, **overrides: Any) -> JudgeSettings | None:
-        """Settings from arguments and WORKBENCH_JUDGE_{MODEL,BASE_URL,API_KEY} (else OPENAI_*); None: no judge."""
+        """Settings from arguments and WORKBENCH_JUDGE_{MODEL,BASE_URL,API_KEY} (else OPENAI_*), and
+        WORKBENCH_JUDGE_{MAX_TOKENS,JSON_SCHEMA,IMAGES}; None: no judge."""
         from ..agents.llm import EndpointNotConfigured
 
         model = model or os.environ.get("WORKBENCH_JUDGE_MODEL")
@@ -126,6 +132,13 @@ class JudgeSettings(BaseModel):
         if not base_url and not api_key:  # said before any trial runs, never a public API with a dummy key
             raise EndpointNotConfigured(f"judge model {model!r} has no endpoint: set WORKBENCH_JUDGE_BASE_URL (or "
                                         "OPENAI_BASE_URL) and/or WORKBENCH_JUDGE_API_KEY (or OPENAI_API_KEY)")
+        if os.environ.get("WORKBENCH_JUDGE_MAX_TOKENS"):
+            overrides.setdefault("max_tokens", int(os.environ["WORKBENCH_JUDGE_MAX_TOKENS"]))
+        if os.environ.get("WORKBENCH_JUDGE_IMAGES"):
+            overrides.setdefault("images", os.environ["WORKBENCH_JUDGE_IMAGES"].lower() not in ("0", "no", "false"))
+        if os.environ.get("WORKBENCH_JUDGE_JSON_SCHEMA"):
+            overrides.setdefault("json_schema", os.environ["WORKBENCH_JUDGE_JSON_SCHEMA"].lower() not in ("0", "no",
+                                                                                                       "false"))
         return cls(model=model, base_url=base_url, api_key=api_key, **overrides)
 
     def fingerprint(self) -> str:
@@ -229,7 +242,10 @@ def gather_evidence(ev: Evidence, leaf: Leaf, settings: JudgeSettings) -> tuple[
             continue
         suffix = Path(rel).suffix.lower()
         size = ev.resolve(rel).stat().st_size
-        if suffix in IMAGE_TYPES and size <= settings.image_bytes:
+        if suffix in IMAGE_TYPES and not settings.images:
+            blocks.append(_block(rel, f"(image, {size} bytes, not shown: the judge model reads no images)",
+                                 role=inp.role or "", sha256=hashes[rel]))
+        elif suffix in IMAGE_TYPES and size <= settings.image_bytes:
             data = base64.b64encode(ev.read_bytes(rel, settings.image_bytes)).decode()
             images += _image_parts(rel, hashes[rel], IMAGE_TYPES[suffix], data)
             blocks.append(_block(rel, f"(image, {size} bytes, attached below)", role=inp.role or "",
@@ -332,6 +348,26 @@ def reply_object(text: str) -> dict[str, Any]:
     return data
 
 
+def verdict_format(scale: str, n_facts: int = 0) -> dict[str, Any]:
+    """The reply's JSON schema as an OpenAI ``response_format``: a binary leaf may answer only 0 or 1, a
+    fact-labelling leaf must label F1..Fn. The reply is still validated: a schema is a hint some servers
+    enforce only in part (llama-server's grammar ignores a number's bounds)."""
+    access = {"enum": ["ok", "partial", "missing"]}
+    if n_facts:
+        fact = {"type": "object", "properties": {"id": {"enum": [f"F{i + 1}" for i in range(n_facts)]},
+                                                 "label": {"enum": ["PRESENT", "PARTIAL", "MISSING", "INCORRECT"]},
+                                                 "why": {"type": "string"}},
+                "required": ["id", "label", "why"], "additionalProperties": False}
+        props = {"facts": {"type": "array", "items": fact, "minItems": n_facts, "maxItems": n_facts},
+                 "reason": {"type": "string"}, "evidence_access": access}
+    else:
+        score = {"enum": [0, 1]} if scale == "binary" else {"type": "number", "minimum": 0, "maximum": 1}
+        props = {"score": score, "reason": {"type": "string", "minLength": 1},
+                 "checks": {"type": "array", "items": {"type": "string"}}, "evidence_access": access}
+    schema = {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
+    return {"type": "json_schema", "json_schema": {"name": "verdict", "schema": schema, "strict": True}}
+
+
 def parse_verdict(text: str, scale: str) -> Verdict:
     """The judge's own JSON reply (code fences allowed); binary leaves must score exactly 0 or 1."""
     verdict = Verdict.model_validate(reply_object(text))
@@ -400,7 +436,7 @@ def judge_leaf(task: Task, leaf: Leaf, ev: Evidence, settings: JudgeSettings, ju
                *, force: bool = False, reader=None) -> JudgeOutcome:
     """Judge one leaf. ``reader`` (a :class:`workbench.reader.Reader`) answers the judge's tool calls in the
     confined reader; without one they run here (tests of the judge's logic only)."""
-    from ..agents.llm import AgentRequestError, ModelEndpointError, chat, make_client
+    from ..agents.llm import AgentRequestError, ModelEndpointError, chat, echoed, make_client
 
     content, hashes, missing = gather_evidence(ev, leaf, settings)
     context = private_context(task, leaf)
@@ -426,18 +462,31 @@ def judge_leaf(task: Task, leaf: Leaf, ev: Evidence, settings: JudgeSettings, ju
     ]
     client = client or make_client(settings.base_url, settings.api_key, timeout=settings.call_timeout_sec)
     deadline = time.monotonic() + settings.leaf_timeout_sec
-    usage = {"prompt_tokens": 0, "completion_tokens": 0, "cost_usd": None, "calls": 0}
+    usage = {"prompt_tokens": 0, "completion_tokens": 0, "cost_usd": None, "calls": 0, "invalid_replies": 0,
+             "response_format": "json_schema" if settings.json_schema else "free"}
     request = {"model": settings.model, "temperature": settings.temperature, "tools": TOOLS}
     if settings.seed is not None:
         request["seed"] = settings.seed
+    if settings.max_tokens:
+        request["max_tokens"] = settings.max_tokens
+    if settings.json_schema:
+        request["response_format"] = verdict_format(leaf.node.scale, len(facts or []))
     rounds = reasks = 0
     verdict, error = None, None
     try:
         while verdict is None:
             if rounds >= settings.max_tool_rounds:
                 request["tool_choice"] = "none"
-            resp = chat(client, remaining=lambda: deadline - time.monotonic(), call_timeout=settings.call_timeout_sec,
-                        max_attempts=settings.max_attempts, messages=messages, **request)
+            try:
+                resp = chat(client, remaining=lambda: deadline - time.monotonic(),
+                            call_timeout=settings.call_timeout_sec, max_attempts=settings.max_attempts,
+                            messages=messages, **request)
+            except AgentRequestError:
+                if usage["calls"] or "response_format" not in request:
+                    raise
+                request.pop("response_format")  # the endpoint does not offer it: free JSON, said in the usage
+                usage["response_format"] = "free (json_schema rejected)"
+                continue
             usage["calls"] += 1
             pt = getattr(resp.usage, "prompt_tokens", 0) or 0
             ct = getattr(resp.usage, "completion_tokens", 0) or 0
@@ -450,7 +499,7 @@ def judge_leaf(task: Task, leaf: Leaf, ev: Evidence, settings: JudgeSettings, ju
                 rounds += 1
                 messages.append({"role": "assistant", "content": msg.content or "", "tool_calls": [
                     {"id": c.id, "type": "function", "function": {"name": c.function.name,
-                                                                 "arguments": c.function.arguments}}
+                                                                 "arguments": echoed(c.function.arguments)}}
                     for c in msg.tool_calls]})
                 answers: dict[str, str] = {}
                 calls: list[tuple[str, tuple[str, dict]]] = []
@@ -479,6 +528,7 @@ def judge_leaf(task: Task, leaf: Leaf, ev: Evidence, settings: JudgeSettings, ju
                                      "read more). Judge it, or say \"partial\" if part of it is unreadable")
             except (ValueError, ValidationError) as exc:
                 reasks += 1
+                usage["invalid_replies"] = reasks
                 if reasks > settings.max_reask:
                     error = f"no valid verdict after {reasks} replies: {str(exc)[:300]}"
                     break

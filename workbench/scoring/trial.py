@@ -57,6 +57,7 @@ def judge_totals(leaf_scores: list[LeafScore]) -> dict[str, Any]:
             "cached": sum(1 for s in judged_leaves if (s.judge or {}).get("cached")),
             "prompt_tokens": sum(s.usage.get("prompt_tokens", 0) for s in judged_leaves),
             "completion_tokens": sum(s.usage.get("completion_tokens", 0) for s in judged_leaves),
+            "invalid_replies": sum(s.usage.get("invalid_replies", 0) for s in judged_leaves),
             "cost_usd": sum(costs) if costs else None}
 
 
