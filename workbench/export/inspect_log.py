@@ -312,7 +312,7 @@ def _filename(log: EvalLog, config: str) -> str:
     """Inspect's own naming, ``<created>_<task>_<id>.json``, which its log listing parses back into task and
     id (so neither part may hold an ``_``; colons are not portable in file names)."""
     def safe(text: str) -> str:
-        return re.sub(r"[^A-Za-z0-9.-]+", "-", text)
+        return re.sub(r"[^A-Za-z0-9.+-]+", "-", text)
 
     return f"{safe(log.eval.created)}_{safe(log.eval.task)}_{safe(config)}.json"
 
