@@ -20,9 +20,11 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
 task_app = typer.Typer(no_args_is_help=True, help="Task packages: check and list.")
 rubric_app = typer.Typer(no_args_is_help=True, help="Rubric trees: statistics and aggregation.")
 env_app = typer.Typer(no_args_is_help=True, help="Task environments on this host.")
+export_app = typer.Typer(no_args_is_help=True, help="A run in other tools' formats: Inspect AI logs, PaperBench trees.")
 app.add_typer(task_app, name="task")
 app.add_typer(rubric_app, name="rubric")
 app.add_typer(env_app, name="env")
+app.add_typer(export_app, name="export")
 
 DEMO_TASK = Path(__file__).resolve().parent.parent / "tasks" / "h2-pes"
 # every path a user types is resolved once, here at the edge, so the library never sees a relative path
@@ -534,6 +536,29 @@ def trajectory_cmd(trial: Path = TRIAL, fmt: str = typer.Option("atif", "--forma
         typer.echo(f"wrote {out} ({len(data['steps'])} steps)")
     else:
         typer.echo(json.dumps(data, indent=2))
+
+
+EXPORT_OUT = typer.Option(..., "--out", resolve_path=True, help="Directory to write into (created).")
+# checked by the exporter, so a wrong path is one `error:` line whatever is wrong with it
+TRIAL_OR_RUN = typer.Argument(..., help="A trial directory, or a run directory (every trial).", resolve_path=True)
+
+
+@export_app.command("inspect")
+def export_inspect_cmd(run_dir: Path = TRIAL_OR_RUN, out: Path = EXPORT_OUT):
+    """Inspect AI eval logs (JSON), one per configuration x task; open them with `inspect view --log-dir OUT`."""
+    from .export.inspect_log import export_inspect
+
+    written = export_inspect(run_dir, out)
+    typer.echo(f"wrote {len(written)} Inspect logs to {out}   (inspect view --log-dir {out})")
+
+
+@export_app.command("paperbench")
+def export_paperbench_cmd(path: Path = TRIAL_OR_RUN, out: Path = EXPORT_OUT):
+    """PaperBench graded task trees, one <trial-id>.json per scored trial; each root's score is the trial's R."""
+    from .export.paperbench import export_paperbench
+
+    written = export_paperbench(path, out)
+    typer.echo(f"wrote {len(written)} graded task trees to {out}")
 
 
 @app.command("judge-eval")
