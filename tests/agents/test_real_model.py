@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from tests.conftest import free_port
+from tests.conftest import free_port, required_tool_missing
 from tests.model_server import MODEL_NAME, ModelServer, available
 from workbench.matrix import AgentConfig
 from workbench.paths import RunPaths
@@ -84,7 +84,7 @@ def test_truncated_repeated_and_missing_tool_calls_are_answered_and_the_session_
 @pytest.fixture(scope="module")
 def small_context_server(tmp_path_factory):
     if not available():
-        pytest.skip("no model server")  # model_server (run first) fails the run under make test
+        required_tool_missing("llama-server and its test model (bash .ci/model-server)")
     with ModelServer(free_port(), tmp_path_factory.mktemp("model") / "small.log", context=1024) as url:
         yield url
 
