@@ -25,6 +25,7 @@ import shlex
 import shutil
 from pathlib import Path
 
+from ..replay import sandbox_env
 from ..task import Task
 from . import cli_logs
 from .base import AgentResult, AgentStartError, BaseAgent, Budget, TaskView, Trajectory, Usage
@@ -52,7 +53,10 @@ PRESETS = {
                    '{model_flag} -t "$(cat {instruction})" -o "$HOME/mini-trajectory.json"',
         "model_flag": " -m {model}", "turns_flag": " -c agent.step_limit={max_turns}",
         "env": ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY", "GEMINI_API_KEY"],
-        "version": ["mini", "--help"],
+        # its version from the package metadata, by the interpreter beside ``mini`` (running ``mini`` on the
+        # host would write its config into the host user's home)
+        "program": "mini", "version": ["{bindir}/python", "-c", "import importlib.metadata as m; "
+                                       "print('mini-swe-agent', m.version('mini-swe-agent'))"],
     },
 }
 
@@ -132,7 +136,7 @@ class CLIAgent(BaseAgent):
         names = list(options.get("env", spec["env"]))
         if "env" not in options and names and not any(k in os.environ for k in names):
             raise AgentStartError(f"the {preset} preset needs credentials: set one of {', '.join(names)}")
-        program = spec["version"][0]
+        program = spec.get("program", spec["version"][0])
         if program_path(program, options.get("prefix")) is None:
             where = f"in {options['prefix']}/bin" if options.get("prefix") else "on PATH"
             raise AgentStartError(f"the {preset} preset's program {program!r} is not installed ({where}; "
@@ -158,8 +162,11 @@ class CLIAgent(BaseAgent):
         fields["turns_flag"] = fill(preset.get("turns_flag", ""), fields) if budget.max_turns else ""
         env = list(self.options.get("env", preset.get("env", [])))
         version = preset.get("version")
-        if version and self.options.get("prefix"):
-            version = [str(program_path(version[0], self.options["prefix"]) or version[0]), *version[1:]]
+        if version:
+            found = program_path(preset.get("program", version[0]), self.options.get("prefix"))
+            bindir = str(found.parent) if found else ""
+            version = [str(found) if found and version[0] == found.name else version[0].replace("{bindir}", bindir),
+                       *version[1:]]
         return wrap(name, fill(template, fields), self.options), env, version
 
     def run(self, view: TaskView, workspace: Workspace, budget: Budget, trajectory: Trajectory,
@@ -253,6 +260,10 @@ def codex_config(options: dict, home: str) -> str:
 
 
 def _write(path: str, text: str) -> str:
+    """A shell line writing ``text`` to ``path``: a quoted here-document (legible in the trajectory), base64 if
+    the text could end it early."""
+    if "WORKBENCH_EOF" not in text:
+        return f"cat > \"{path}\" <<'WORKBENCH_EOF'\n{text.rstrip(chr(10))}\nWORKBENCH_EOF"
     blob = base64.b64encode(text.encode()).decode()
     return f'printf %s {blob} | base64 -d > "{path}"'
 
@@ -263,10 +274,10 @@ def wrap(preset: str, command: str, options: dict) -> str:
     if preset == "codex" and (options.get("base_url") or options.get("config")):
         setup = ['mkdir -p "$HOME/.codex"']
         if options.get("base_url"):
-            setup.append(_write("$HOME/.codex/config.toml", codex_config(options, "/tmp")))
+            setup.append(_write("$HOME/.codex/config.toml", codex_config(options, sandbox_env(None, 1)["HOME"])))
         if options.get("system_prompt"):
             setup.append(_write("$HOME/.codex/instructions.md", str(options["system_prompt"])))
-        return " && ".join(setup) + f" && {command} </dev/null"
+        return "\n".join([*setup, f"{command} </dev/null"])
     if preset == "mini-swe-agent":
         env = "export MSWEA_CONFIGURED=true LITELLM_LOCAL_MODEL_COST_MAP=True" + (
             " MSWEA_COST_TRACKING=ignore_errors" if options.get("base_url") else "")  # a local model has no price
