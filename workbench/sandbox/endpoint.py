@@ -31,6 +31,7 @@ from ..errors import WorkbenchError
 SOCKET_DIR = "/run/workbench-endpoint"  # where the sandbox sees the socket's directory
 SOCKET_NAME = "endpoint.sock"
 CHUNK = 1 << 16
+MAX_CONNECTIONS = 64  # relayed at once: a sandbox opening connections in a loop cannot exhaust the host's threads
 
 
 def parse_endpoint(url_or_hostport: str) -> tuple[str, int]:
@@ -72,6 +73,7 @@ class HostForwarder:
         self.listener: socket.socket | None = None
         self.stopping = threading.Event()
         self.connections = 0
+        self.slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
 
     def __enter__(self) -> Path:
         os.chmod(self.dir, 0o755)
@@ -95,16 +97,22 @@ class HostForwarder:
                 continue
             except OSError:
                 return
+            if not self.slots.acquire(blocking=False):
+                client.close()
+                continue
             self.connections += 1
             threading.Thread(target=self._serve, args=(client,), daemon=True, name="endpoint-relay").start()
 
     def _serve(self, client: socket.socket) -> None:
         try:
-            upstream = socket.create_connection(self.target, timeout=10)
-        except OSError:
-            client.close()  # the sandbox sees a closed connection, as for a refused one
-            return
-        relay(client, upstream, self.stopping)
+            try:
+                upstream = socket.create_connection(self.target, timeout=10)
+            except OSError:
+                client.close()  # the sandbox sees a closed connection, as for a refused one
+                return
+            relay(client, upstream, self.stopping)
+        finally:
+            self.slots.release()
 
     def __exit__(self, *exc) -> None:
         self.stopping.set()
