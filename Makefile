@@ -28,6 +28,9 @@ test-system:
 	  $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $(TEST_APT_PACKAGES); \
 	fi
+	@# npm installs the Codex CLI (.ci/agent-clis); a node from elsewhere (NodeSource) brings its own npm
+	@command -v npm >/dev/null || { $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends npm; }
 
 $(BIN)/workbench: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -49,6 +52,7 @@ test: install test-system
 	$(BIN)/ruff check workbench tests tasks benchmarks
 	bash .ci/docker-base
 	bash .ci/peers >/dev/null
+	bash .ci/agent-clis >/dev/null
 	bash .ci/model-server >/dev/null
 	WORKBENCH_REQUIRE_TEST_TOOLS=1 $(BIN)/python -m pytest
 	$(BIN)/workbench task validate --no-record tasks

@@ -198,6 +198,32 @@ def model_server(tmp_path_factory):
         yield url
 
 
+@pytest.fixture(scope="session")
+def model_server_capped(tmp_path_factory):
+    """Like ``model_server``, with every reply capped at 48 tokens by the server (``-n``): for CLIs that send
+    no output limit of their own (Codex), whose base-model replies would otherwise run to the context."""
+    from tests import model_server as ms
+
+    if not ms.available():
+        required_tool_missing("llama-server and its test model (bash .ci/model-server)")
+    with ms.ModelServer(free_port(), tmp_path_factory.mktemp("model") / "llama-server.log", extra=("-n", "48")) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def agent_cli():
+    """Factory: agent_cli(name) -> the install prefix of a real agent CLI (codex, mini-swe-agent)."""
+    from tests import model_server as ms
+
+    def prefix(name: str):
+        found = ms.agent_clis()
+        if name not in found:
+            required_tool_missing(f"the {name} CLI (bash .ci/agent-clis)")
+        return found[name]
+
+    return prefix
+
+
 def docker_engine_or_missing() -> None:
     """Skip (or, with WORKBENCH_REQUIRE_TEST_TOOLS=1, fail) when no Docker engine answers."""
     from workbench.sandbox.docker import DockerSandbox

@@ -30,8 +30,8 @@ def available() -> bool:
 class ModelServer:
     """``with ModelServer(port) as url:`` llama-server on 127.0.0.1, ready, and stopped at the end."""
 
-    def __init__(self, port: int, log: Path, context: int = 4096):
-        self.port, self.log, self.context = port, log, context
+    def __init__(self, port: int, log: Path, context: int = 4096, extra: tuple[str, ...] = ()):
+        self.port, self.log, self.context, self.extra = port, log, context, tuple(extra)
         self.proc: subprocess.Popen | None = None
 
     @property
@@ -42,7 +42,7 @@ class ModelServer:
         self.proc = subprocess.Popen(
             [str(SERVER), "-m", str(MODEL), "--host", "127.0.0.1", "--port", str(self.port), "-t", "1", "-tb", "1",
              "-c", str(self.context), "--alias", MODEL_NAME, "--jinja", "--no-webui",
-             "--chat-template-file", str(TEMPLATE)],
+             "--chat-template-file", str(TEMPLATE), *self.extra],
             stdout=open(self.log, "wb"), stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
@@ -64,3 +64,14 @@ class ModelServer:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+
+
+AGENT_CLIS = Path(os.environ.get("WORKBENCH_AGENT_CLIS", "/var/cache/workbench/agents"))
+CODEX_PREFIX = Path(os.environ.get("CODEX_PREFIX", AGENT_CLIS / "codex-0.171.0"))
+MINI_SWE_AGENT_PREFIX = Path(os.environ.get("MINI_SWE_AGENT_PREFIX", AGENT_CLIS / "mini-swe-agent-2.4.6"))
+
+
+def agent_clis() -> dict[str, Path]:
+    """The prefixes .ci/agent-clis installs (its pinned versions), those whose program is there."""
+    found = {"codex": CODEX_PREFIX / "bin" / "codex", "mini-swe-agent": MINI_SWE_AGENT_PREFIX / "bin" / "mini"}
+    return {name: prog.parent.parent for name, prog in found.items() if prog.is_file() and os.access(prog, os.X_OK)}

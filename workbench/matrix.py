@@ -48,7 +48,8 @@ class AgentConfig(BaseModel):
     max_tokens: int | None = Field(default=None, gt=0)
     max_cost_usd: float | None = Field(default=None, gt=0)
     prices: Prices | None = None
-    network: Literal["none", "host"] | None = Field(default=None, description="session network; default per agent")
+    network: Literal["none", "host", "endpoint"] | None = Field(
+        default=None, description="session network; default per agent (endpoint: only the model API, bwrap)")
 
     @field_validator("name")
     @classmethod

@@ -54,8 +54,11 @@ class CommandResult:
 
 class Workspace:
     def __init__(self, view: TaskView, submission: Path, *, env_dir: str | None, network: str = "none",
-                 sandbox: str = "bwrap", extra_env: dict[str, str] | None = None, image: str | None = None):
+                 sandbox: str = "bwrap", extra_env: dict[str, str] | None = None, image: str | None = None,
+                 endpoint: str | None = None):
         self.view = view
+        self.endpoint = endpoint  # with network = endpoint: the one base URL the sandbox reaches
+        self.prefixes: list[Path] = []  # installed tools (a CLI agent's): bound read-only, their bin/ on PATH
         self.target = Path(submission)
         self.env_dir = env_dir
         self.network = network
@@ -92,6 +95,17 @@ class Workspace:
         self.extra_env.update(WORKBENCH_SCORING_URL=url, WORKBENCH_SCORING_TOKEN=token)
         self._close_session()  # the next call opens one with this environment
 
+    def set_endpoint(self, url: str) -> None:
+        """The model API the ``endpoint`` network policy bridges in (the agent's configured base URL)."""
+        self.endpoint = url
+        self._close_session()
+
+    def add_prefix(self, prefix: Path) -> None:
+        """Make an installed tool visible: ``prefix`` read-only at the same path, ``prefix/bin`` first on PATH
+        (a CLI installed outside /usr, e.g. by .ci/agent-clis, which the sandbox would not see otherwise)."""
+        self.prefixes.append(Path(prefix).resolve())
+        self._close_session()
+
     # --- running ---------------------------------------------------------------------------------
 
     def spec(self, timeout: float) -> SandboxSpec:
@@ -99,11 +113,15 @@ class Workspace:
                   Mount(self.public, TASK_HOME, writable=False)]
         if self.env_dir:
             mounts.append(Mount(Path(self.env_dir), self.env_dir, writable=False))
+        mounts += [Mount(p, str(p), writable=False) for p in self.prefixes]
         limits = Limits(timeout_sec=max(1.0, timeout), memory_mb=self.view.memory_mb, cpus=self.view.cpus)
         env = {**sandbox_env(self.env_dir, self.view.cpus, keep_path=self.image is not None), "WORKBENCH_SESSION": "1",
                **self.extra_env}
         env.pop("WORKBENCH_REPLAY", None)
-        return SandboxSpec(mounts=mounts, workdir=HOME, limits=limits, env=env, network=self.network, image=self.image)
+        if self.prefixes and "PATH" in env:
+            env["PATH"] = ":".join([*(f"{p}/bin" for p in self.prefixes), env["PATH"]])
+        return SandboxSpec(mounts=mounts, workdir=HOME, limits=limits, env=env, network=self.network, image=self.image,
+                           endpoint=self.endpoint)
 
     def run(self, command: str, timeout: float, stdin: bytes | None = None, limit: int | None = None
             ) -> CommandResult:

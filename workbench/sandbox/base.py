@@ -66,8 +66,9 @@ class SandboxSpec:
     workdir: str
     limits: Limits
     env: dict[str, str] = field(default_factory=dict)
-    network: str = "none"
+    network: str = "none"  # none | host | endpoint (only ``endpoint``, a base URL or host:port: sandbox.endpoint)
     image: str | None = None  # the task's image, for container backends
+    endpoint: str | None = None  # with network = endpoint: the one TCP endpoint the sandbox may reach
     # other sandboxes of the same user may be running (a session's snapshot beside its agent): kill only
     # this sandbox's own processes afterwards, never every process of the uid
     shared_uid: bool = False

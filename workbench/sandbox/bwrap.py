@@ -39,6 +39,7 @@ from ..errors import WorkbenchError
 from .base import Limits, PerCallSession, SandboxResult, SandboxSetupError, SandboxSpec, chown_tree, pick_uid
 from .cgroups import Cgroup
 from .cpus import reserve_cpus
+from .endpoint import SOCKET_DIR, HostForwarder, inner_command, parse_endpoint
 from .recorder import start_for as start_recording
 from .watch import MB, DiskWatch, drain
 
@@ -167,10 +168,11 @@ class BwrapSandbox:
         return [*self.launcher(spec, cores, address_space), "bwrap", *self.bwrap_options(spec), "--",
                 *self.entry(argv, started_fd)]
 
-    def bwrap_options(self, spec: SandboxSpec) -> list[str]:
-        """bwrap's options: what it reads from its ``--args`` pipe."""
-        if spec.network not in ("none", "host"):
-            raise WorkbenchError(f"bwrap sandbox: unknown network policy {spec.network!r} (none or host)")
+    def bwrap_options(self, spec: SandboxSpec, endpoint_dir: Path | None = None) -> list[str]:
+        """bwrap's options: what it reads from its ``--args`` pipe. ``endpoint_dir``: the host forwarder's
+        socket and hosts file, for the ``endpoint`` policy (its own network namespace, one socket in it)."""
+        if spec.network not in ("none", "host", "endpoint"):
+            raise WorkbenchError(f"bwrap sandbox: unknown network policy {spec.network!r} (none, host or endpoint)")
         cmd = [
             "--unshare-all", "--unshare-user", "--disable-userns",
             "--uid", str(INNER_UID), "--gid", str(INNER_UID),
@@ -181,6 +183,10 @@ class BwrapSandbox:
             "--dev", "/dev", "--size", str(spec.limits.tmp_mb * MB // 4), "--tmpfs", "/dev/shm",
             "--proc", "/proc", "--size", str(spec.limits.tmp_mb * MB), "--tmpfs", "/tmp", "--dir", "/home",
         ]
+        if spec.network == "endpoint":
+            if endpoint_dir is None:
+                raise WorkbenchError("bwrap sandbox: network policy endpoint without its forwarder")
+            cmd += ["--ro-bind", str(endpoint_dir), SOCKET_DIR, "--ro-bind", str(endpoint_dir / "hosts"), "/etc/hosts"]
         for m in spec.mounts:
             cmd += ["--bind" if m.writable else "--ro-bind", str(m.source), m.target]
         cmd += ["--remount-ro", "/dev", "--remount-ro", "/", "--chdir", spec.workdir]
@@ -189,12 +195,15 @@ class BwrapSandbox:
         return cmd
 
     @staticmethod
-    def entry(argv: list[str], started_fd: int | None = None) -> list[str]:
+    def entry(argv: list[str], started_fd: int | None = None, port: int | None = None) -> list[str]:
         """The command; with ``started_fd`` the first process inside reports that the sandbox exists, then
-        closes the pipe so the submission cannot write to it, and becomes the user's command."""
+        closes the pipe so the submission cannot write to it, and becomes the user's command. With ``port``
+        (the endpoint policy) it first starts the inner forwarder on 127.0.0.1:port."""
         if started_fd is None:
             return list(argv)
-        return ["/bin/bash", "-c", f'printf started >&{started_fd}; exec {started_fd}>&-; exec "$@"',
+        forward = (f"{inner_command(port)} || {{ echo 'sandbox: the endpoint forwarder could not listen on "
+                   f"127.0.0.1:{port}' >&2; exit 125; }}; ") if port else ""
+        return ["/bin/bash", "-c", f'printf started >&{started_fd}; exec {started_fd}>&-; {forward}exec "$@"',
                 "sandbox-entry", *argv]
 
     def prepare(self, path: Path) -> None:
@@ -230,19 +239,25 @@ class BwrapSandbox:
         mechanisms = {"memory": "rlimit-as (address space)", "processes": "rlimit-nproc (per uid)",
                       "cores": "taskset (the sandbox could widen it)", **(cg.mechanisms if cg else {})}
         try:
-            return self._launch(argv, spec, stdout, stderr, cores, stdin, cg, mechanisms)
+            if spec.network != "endpoint":
+                return self._launch(argv, spec, stdout, stderr, cores, stdin, cg, mechanisms)
+            host, port = parse_endpoint(spec.endpoint or "")
+            with HostForwarder(host, port, self.uid if self.as_root else None,
+                               os.environ.get("WORKBENCH_SCRATCH") or None) as endpoint_dir:
+                return self._launch(argv, spec, stdout, stderr, cores, stdin, cg, mechanisms, (endpoint_dir, port))
         finally:
             if cg is not None:
                 cg.remove()
 
-    def _launch(self, argv, spec, stdout, stderr, cores, stdin, cg: Cgroup | None, mechanisms) -> SandboxResult:
+    def _launch(self, argv, spec, stdout, stderr, cores, stdin, cg: Cgroup | None, mechanisms,
+                endpoint: tuple[Path, int] | None = None) -> SandboxResult:
         lim = spec.limits
         started_r, started_w = os.pipe()
         args_r, args_w = os.pipe()
         # bwrap takes its options from the pipe (they name host paths), the command from its command line
-        args = self.bwrap_options(spec)
+        args = self.bwrap_options(spec, endpoint[0] if endpoint else None)
         cmd = [*self.launcher(spec, cores, address_space="cgroup" not in mechanisms["memory"]),
-               "bwrap", "--args", str(args_r), "--", *self.entry(argv, started_w)]
+               "bwrap", "--args", str(args_r), "--", *self.entry(argv, started_w, endpoint[1] if endpoint else None)]
         log.debug("sandbox command: %s %s", cmd, args)
         watch = DiskWatch([m.source for m in spec.mounts if m.writable], lim.max_storage_mb, lim.max_files,
                           volumes=[m.volume for m in spec.mounts if m.writable and m.volume is not None])

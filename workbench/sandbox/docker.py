@@ -135,6 +135,9 @@ def container_options(spec: SandboxSpec, image: str, uid: int = INNER_UID, cores
     cpuset (host core ids reserved for this container, which it cannot widen from inside)."""
     from docker.types import Ulimit
 
+    if spec.network not in ("none", "host"):
+        raise SandboxSetupError(f"docker sandbox: network policy {spec.network!r} is not supported (bwrap has it; "
+                                "under docker use none or host)")
     lim: Limits = spec.limits
     tmp_mb = lim.tmp_mb
     return dict(
