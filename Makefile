@@ -31,6 +31,9 @@ test-system:
 	@# npm installs the Codex CLI (.ci/agent-clis); a node from elsewhere (NodeSource) brings its own npm
 	@command -v npm >/dev/null || { $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends npm; }
+	@# cmake and g++ build llama-server once per machine (.ci/model-server)
+	@command -v cmake >/dev/null && command -v g++ >/dev/null || { $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends cmake g++; }
 
 $(BIN)/workbench: pyproject.toml
 	$(PYTHON) -m venv $(VENV)

@@ -201,12 +201,15 @@ def model_server(tmp_path_factory):
 @pytest.fixture(scope="session")
 def model_server_capped(tmp_path_factory):
     """Like ``model_server``, with every reply capped at 48 tokens by the server (``-n``): for CLIs that send
-    no output limit of their own (Codex), whose base-model replies would otherwise run to the context."""
+    no output limit of their own (Codex), whose base-model replies would otherwise run to the context. No
+    tool template: with it the model's call is cut at 48 tokens, llama-server answers 500 parsing its own
+    truncated output (measured), and Codex retries until it gives up (a clean agent_error, but no turn)."""
     from tests import model_server as ms
 
     if not ms.available():
         required_tool_missing("llama-server and its test model (bash .ci/model-server)")
-    with ms.ModelServer(free_port(), tmp_path_factory.mktemp("model") / "llama-server.log", extra=("-n", "48")) as url:
+    with ms.ModelServer(free_port(), tmp_path_factory.mktemp("model") / "llama-server.log", extra=("-n", "48"),
+                        template=None) as url:
         yield url
 
 

@@ -30,8 +30,10 @@ def available() -> bool:
 class ModelServer:
     """``with ModelServer(port) as url:`` llama-server on 127.0.0.1, ready, and stopped at the end."""
 
-    def __init__(self, port: int, log: Path, context: int = 4096, extra: tuple[str, ...] = ()):
-        self.port, self.log, self.context, self.extra = port, log, context, tuple(extra)
+    def __init__(self, port: int, log: Path, context: int = 4096, extra: tuple[str, ...] = (),
+                 template: Path | None = TEMPLATE):
+        self.port, self.log, self.context = port, log, context
+        self.extra = (*(("--chat-template-file", str(template)) if template else ()), *extra)
         self.proc: subprocess.Popen | None = None
 
     @property
@@ -42,7 +44,7 @@ class ModelServer:
         self.proc = subprocess.Popen(
             [str(SERVER), "-m", str(MODEL), "--host", "127.0.0.1", "--port", str(self.port), "-t", "1", "-tb", "1",
              "-c", str(self.context), "--alias", MODEL_NAME, "--jinja", "--no-webui",
-             "--chat-template-file", str(TEMPLATE), *self.extra],
+             *self.extra],
             stdout=open(self.log, "wb"), stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
