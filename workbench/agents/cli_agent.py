@@ -25,7 +25,7 @@ import shlex
 import shutil
 from pathlib import Path
 
-from ..replay import sandbox_env
+from ..replay import SANDBOX_HOME
 from ..task import Task
 from . import cli_logs
 from .base import AgentResult, AgentStartError, BaseAgent, Budget, TaskView, Trajectory, Usage
@@ -274,7 +274,7 @@ def wrap(preset: str, command: str, options: dict) -> str:
     if preset == "codex" and (options.get("base_url") or options.get("config")):
         setup = ['mkdir -p "$HOME/.codex"']
         if options.get("base_url"):
-            setup.append(_write("$HOME/.codex/config.toml", codex_config(options, sandbox_env(None, 1)["HOME"])))
+            setup.append(_write("$HOME/.codex/config.toml", codex_config(options, SANDBOX_HOME)))
         if options.get("system_prompt"):
             setup.append(_write("$HOME/.codex/instructions.md", str(options["system_prompt"])))
         return "\n".join([*setup, f"{command} </dev/null"])
