@@ -32,6 +32,25 @@ from .errors import ValidationProblem, load_toml_model
 from .pricing import Prices
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_CREDENTIAL_WORDS = {"key", "apikey", "secret", "password", "passwd", "token", "credential", "credentials"}
+
+
+def is_credential(name: str) -> bool:
+    """An option name that holds a credential (``api_key``, ``auth_token``), not one naming the variable
+    that holds it (``api_key_env``, ``env_key``) nor a count (``max_tokens``)."""
+    words = [w for w in re.split(r"[^a-z0-9]+", name.lower()) if w]
+    return bool(words) and words[-1] in _CREDENTIAL_WORDS and "env" not in words
+
+
+def credential_options(options: dict[str, Any], prefix: str = "") -> list[str]:
+    """The credential-named options, tables searched too (a CLI's own ``config``)."""
+    found = []
+    for k, v in options.items():
+        if isinstance(v, dict):
+            found += credential_options(v, f"{prefix}{k}.")
+        elif is_credential(str(k)):
+            found.append(f"{prefix}{k}")
+    return found
 
 
 class AgentConfig(BaseModel):
@@ -56,6 +75,16 @@ class AgentConfig(BaseModel):
     def _plain_name(cls, v: str) -> str:
         if not _NAME.match(v):
             raise ValueError("use letters, digits, '.', '_' or '-' (it becomes part of trial ids)")
+        return v
+
+    @field_validator("options")
+    @classmethod
+    def _no_credentials(cls, v: dict[str, Any]) -> dict[str, Any]:
+        # a configuration is written into trial.json, run.json and the session notebook: a key never is
+        found = credential_options(v)
+        if found:
+            raise ValueError(f"option {found[0]!r} would write a credential into every record of the run; put it "
+                             f"in an environment variable and pass its name instead (-o {found[0]}_env=NAME)")
         return v
 
     @field_validator("agent")

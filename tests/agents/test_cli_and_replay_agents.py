@@ -122,7 +122,7 @@ def test_trajectory_exports_to_atif(tmp_path, mini_task):
               reply("", [("finish", {"summary": "done"})], usage=(60, 5))]
     with ScriptedServer(script) as server:
         config = AgentConfig(name="s", agent="openai", model="scripted-1",
-                             options={"base_url": server.url, "api_key": "k"},
+                             options={"base_url": server.url},
                              prices={"input_per_mtok": 1.0, "output_per_mtok": 2.0})
         run_session(mini_task, config, tmp_path / "t")
     proc = run_cli("trajectory", str(tmp_path / "t"), "--out", str(tmp_path / "atif.json"))

@@ -19,7 +19,7 @@ GOOD = 'mkdir -p results\necho \'{"value": 42}\' > results/value.json\necho ok >
 
 
 def cfg(server, **kw) -> AgentConfig:
-    options = {"base_url": server.url, "api_key": "test-key", **kw.pop("options", {})}
+    options = {"base_url": server.url, **kw.pop("options", {})}
     return AgentConfig(name=kw.pop("name", "scripted"), agent="openai", model="scripted-1", options=options, **kw)
 
 

@@ -37,7 +37,7 @@ def test_the_server_speaks_the_protocol_the_client_expects(model_server):
 
 def session(task, url, out, max_turns=4, max_tokens=96):
     config = AgentConfig(name="gemma", agent="openai", model=MODEL_NAME, max_turns=max_turns,
-                         options={"base_url": url, "api_key": "none", "max_attempts": 2,
+                         options={"base_url": url, "max_attempts": 2,
                                   "request": {"max_tokens": max_tokens, "temperature": 0}})
     rec = run_trial(task, config, out, engine="inline")
     return rec, RunPaths(out).trial(rec.id)

@@ -13,7 +13,7 @@ SCRIPTED = """
 name = "scripted"
 agent = "openai"
 model = "scripted-1"
-options = {{ base_url = "{url}", api_key = "sk-not-exported" }}
+options = {{ base_url = "{url}", api_key_env = "WB_EXPORT_TEST_KEY" }}
 """
 
 
@@ -25,7 +25,8 @@ def small_run(tmp_path_factory):
     task = write_task(root / "mini")
     turns = [reply("looking around", [("bash", {"command": "ls"})], usage=(50, 10)),
              reply("", [("finish", {"summary": "done"})], usage=(60, 5))]
-    with ScriptedServer(turns * 2) as server:
+    with ScriptedServer(turns * 2) as server, pytest.MonkeyPatch.context() as env:
+        env.setenv("WB_EXPORT_TEST_KEY", "sk-not-exported")
         matrix = root / "matrix.toml"
         matrix.write_text(MATRIX.format(task=task, attempts=2) + SCRIPTED.format(url=server.url))
         result = run_batch(matrix, root / "run", engine="inline", workers=1, progress=False)

@@ -35,7 +35,7 @@ def test_every_agents_trajectory_passes_harbors_validator(tmp_path, mini_task):
               reply("", [("finish", {"summary": "done"})], usage=(60, 5))]
     with ScriptedServer(script) as server:
         run_session(mini_task, AgentConfig(name="s", agent="openai", model="scripted-1",
-                                           options={"base_url": server.url, "api_key": "k"}), tmp_path / "openai")
+                                           options={"base_url": server.url}), tmp_path / "openai")
     cli_root = write_task(tmp_path / "cli-task")
     (cli_root / "environment/starter_submission/fake_cli.sh").write_text(FAKE_CLI.replace("%RESULT%", "done"))
     run_session(load_task(cli_root), AgentConfig(name="c", agent="cli", options={"command": "bash fake_cli.sh 1"}),
@@ -56,7 +56,7 @@ def test_harbors_validator_rejects_a_broken_reference(tmp_path, mini_task):
     script = [reply("", [("bash", {"command": "ls"})], usage=(5, 1)), reply("", [("finish", {"summary": "d"})])]
     with ScriptedServer(script) as server:
         run_session(mini_task, AgentConfig(name="s", agent="openai", model="m",
-                                           options={"base_url": server.url, "api_key": "k"}), tmp_path / "t")
+                                           options={"base_url": server.url}), tmp_path / "t")
     atif = to_atif(tmp_path / "t")
     step = next(s for s in atif["steps"] if s.get("observation"))
     step["observation"]["results"][0]["source_call_id"] = "cli"

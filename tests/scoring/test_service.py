@@ -61,7 +61,7 @@ def test_an_agent_gets_its_score_from_the_service_and_cannot_read_the_evaluator(
               reply("", [("submit_for_score", {"description": "first try"})]),
               reply("", [("finish", {"summary": "done"})])]
     config = AgentConfig(name="scripted", agent="openai", model="m",
-                         options={"base_url": "", "api_key": "k"})
+                         options={"base_url": ""})
     with ScriptedServer(script) as server:
         config.options["base_url"] = server.url
         started = time.monotonic()

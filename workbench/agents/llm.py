@@ -57,7 +57,8 @@ def make_client(base_url: str | None = None, api_key: str | None = None, timeout
     api_key = api_key or os.environ.get("OPENAI_API_KEY")
     if not base_url and not api_key:
         raise EndpointNotConfigured("no model endpoint: set OPENAI_BASE_URL (an OpenAI-compatible server) and/or "
-                                    "OPENAI_API_KEY, or pass -o base_url=... -o api_key=...")
+                                    "OPENAI_API_KEY, or pass -o base_url=... (and -o api_key_env=NAME for a key "
+                                    "in another variable)")
     return OpenAI(base_url=base_url, api_key=api_key or "unused", max_retries=0, timeout=timeout)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 from typing import Any
 
@@ -84,7 +85,7 @@ def is_refusal(message) -> bool:
 class OpenAIAgent(BaseAgent):
     name = "openai"
     default_network = "none"  # tool calls need none: the model is called from the host
-    options_known = frozenset({"base_url", "api_key", "tool_timeout_sec", "max_attempts", "request"})
+    options_known = frozenset({"base_url", "api_key_env", "tool_timeout_sec", "max_attempts", "request"})
 
     @classmethod
     def check_config(cls, model, options) -> None:
@@ -94,8 +95,17 @@ class OpenAIAgent(BaseAgent):
 
     @classmethod
     def check_environment(cls, model, options) -> None:
+        cls._client(options)
+
+    @staticmethod
+    def _client(options):
+        """The endpoint's client; the key from the environment variable ``api_key_env`` names (never an
+        option: options are recorded), else OPENAI_API_KEY."""
+        name = options.get("api_key_env")
+        if name and name not in os.environ:
+            raise AgentStartError(f"api_key_env names {name}, which is not set in the environment")
         try:
-            make_client(options.get("base_url"), options.get("api_key"))
+            return make_client(options.get("base_url"), os.environ.get(name) if name else None)
         except EndpointNotConfigured as exc:
             raise AgentStartError(str(exc)) from None
 
@@ -103,10 +113,7 @@ class OpenAIAgent(BaseAgent):
             task: Task | None = None) -> AgentResult:
         if not self.model:
             raise AgentRequestError("the openai agent needs a model (--model or model = ... in the matrix)")
-        try:
-            client = make_client(self.options.get("base_url"), self.options.get("api_key"))
-        except EndpointNotConfigured as exc:
-            raise AgentStartError(str(exc)) from None
+        client = self._client(self.options)
         usage = Usage()
         tool_timeout = float(self.options.get("tool_timeout_sec", DEFAULT_TOOL_TIMEOUT))
         tools = [*TOOLS, SUBMIT_TOOL] if workspace.scoring else TOOLS

@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field
 from .. import __version__
 from ..errors import WorkbenchError
 from ..io import atomic_write_json
+from ..matrix import is_credential
 from ..paths import TrialPaths
 from ..rubric import PHASES
 from ..scoring.results import Scores
@@ -30,7 +31,6 @@ from . import trial_dirs
 
 SCORERS = ("R", *PHASES)
 _ROLE = {"system": "system", "user": "user", "assistant": "assistant", "agent": "assistant"}
-_SECRET = re.compile(r"key|token|secret|password", re.I)
 
 
 class ToolCall(BaseModel):
@@ -176,9 +176,9 @@ def model_name(rec: TrialRecord) -> str:
 
 
 def _public_config(rec: TrialRecord) -> dict[str, Any]:
-    """The configuration without credentials an option may carry (an api_key)."""
+    """The configuration without credentials (a run recorded before configurations refused them)."""
     cfg = rec.config.model_dump(mode="json", exclude_none=True)
-    cfg["options"] = {k: ("***" if _SECRET.search(k) else v) for k, v in cfg.get("options", {}).items()}
+    cfg["options"] = {k: ("***" if is_credential(k) else v) for k, v in cfg.get("options", {}).items()}
     return cfg
 
 
