@@ -37,7 +37,7 @@ def make_task(root: Path, reproduce: str) -> Path:
     for d in ("environment/paper", "environment/starter_submission", "solution", "tests"):
         (root / d).mkdir(parents=True, exist_ok=True)
     (root / "task.toml").write_text('[task]\nname = "bench/trivial"\n[environment]\ncpus = 1\nmemory_mb = 1024\n'
-                                    '[replay]\ntimeout_sec = 60\noutputs = ["results"]\n')
+                                    '[metadata.replay]\ntimeout_sec = 60\noutputs = ["results"]\n')
     (root / "instruction.md").write_text("Write results/x.txt.\n")
     (root / "environment/Dockerfile").write_text("FROM debian:bookworm-slim\n")
     (root / "environment/starter_submission/reproduce.sh").write_text("exit 1\n")

@@ -51,7 +51,7 @@ def write_task(root: Path, *, rubric: dict | None = None, timeout_sec: float = 6
     (root / "task.toml").write_text(
         f'[task]\nname = "test/{root.name}"\n\n[metadata]\ndomain = "testing"\nfield = "sandboxing"\n'
         f'paper = "none"\n\n[environment]\ncpus = {cpus}\nmemory_mb = {memory_mb}\n\n'
-        f"[replay]\ntimeout_sec = {timeout_sec}\noutputs = {json.dumps(list(outputs))}\n"
+        f"[metadata.replay]\ntimeout_sec = {timeout_sec}\noutputs = {json.dumps(list(outputs))}\n"
         f"max_processes = {max_processes}\n"
     )
     (root / "instruction.md").write_text("Write results/value.json with value 42.\n")

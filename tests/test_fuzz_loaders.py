@@ -59,8 +59,8 @@ def _names_the_file(exc: Exception, path: Path) -> None:
 
 
 def _valid_task_toml() -> dict:
-    return {"task": {"name": "x/y"}, "metadata": {"scoring": "rubric"}, "environment": {"cpus": 1},
-            "replay": {"outputs": ["results"]}}
+    return {"task": {"name": "x/y"}, "metadata": {"scoring": "rubric", "replay": {"outputs": ["results"]}},
+            "environment": {"cpus": 1}}
 
 
 @FUZZ

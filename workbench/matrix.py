@@ -4,7 +4,7 @@
 tasks = ["tasks/h2-pes"]          # paths relative to this file
 attempts = 2
 engine = "papermill"              # or "inline"; the CLI may override
-replay_timeout = 600              # optional, overrides every task's [replay] timeout_sec
+replay_timeout = 600              # optional, overrides every task's [metadata.replay] timeout_sec
 
 [[agents]]
 name = "fable"                    # the configuration's name (used in trial ids)

@@ -3,7 +3,7 @@
 Task package (Harbor / PaperBenchX compatible)::
 
     tasks/<task-id>/
-      task.toml                  [task] [metadata] [agent] [verifier] [environment] [replay]
+      task.toml                  [task] [metadata] [agent] [verifier] [environment] [metadata.replay]
       instruction.md             public task contract
       environment/
         Dockerfile               the domain environment as an image

@@ -101,7 +101,7 @@ MAX_SOURCE_BYTES = 1 << 20  # a larger "source" is data
 
 
 def is_source(rel: str, size: int, declared: list[str] | None) -> bool:
-    """Whether a delivered file may take part in the replay: what the task declares (``[replay] sources``,
+    """Whether a delivered file may take part in the replay: what the task declares (``[metadata.replay] sources``,
     globs), else code and config files up to 1 MB. Everything else (data, caches, binaries, archives) is
     removed before the replay: results must be regenerated, not shipped under another name."""
     import fnmatch

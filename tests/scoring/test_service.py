@@ -102,7 +102,8 @@ def test_the_service_tells_only_what_the_tasks_mode_exposes(tmp_path):
     assert answer["sota"]["band"] == "surpass" and not {"R", "coverage", "phases"} & set(answer)
     # configurable per task
     toml = rubric_task.paths.task_toml
-    toml.write_text(toml.read_text().replace("[replay]", "[verifier]\nfeedback = [\"replay\", \"R\"]\n\n[replay]"))
+    toml.write_text(toml.read_text().replace("[metadata.replay]",
+                                             "[verifier]\nfeedback = [\"replay\", \"R\"]\n\n[metadata.replay]"))
     with ScoringService(load_task(rubric_task.root), lambda d: copy_tree(cand, d), tmp_path / "log3") as svc:
         answer = submit(svc.url, svc.token)
     assert "R" in answer and "phases" not in answer

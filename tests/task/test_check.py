@@ -39,7 +39,14 @@ def test_wrong_types_and_unknown_replay_keys_name_the_field(tmp_path):
     (root / "task.toml").write_text(text)
     errors = _errors(root)
     assert "task.toml: environment.cpus:" in errors
-    assert "task.toml: replay.outptus: Extra inputs are not permitted" in errors
+    assert "task.toml: metadata.replay.outptus: Extra inputs are not permitted" in errors
+
+
+def test_a_top_level_replay_section_is_refused_not_ignored(tmp_path):
+    """Its limits would otherwise be kept as an unknown section and the defaults used instead."""
+    root = write_task(tmp_path / "t")
+    (root / "task.toml").write_text((root / "task.toml").read_text().replace("[metadata.replay]", "[replay]"))
+    assert "task.toml: replay: [replay] is now [metadata.replay]" in _errors(root)
 
 
 def test_output_roots_must_be_plain_names(tmp_path):
@@ -106,7 +113,7 @@ def test_a_rubric_reading_a_root_the_replay_does_not_regenerate_fails(tmp_path):
     assert len(errors) == 2
     assert errors[0].startswith(f"{root / 'tests' / 'rubric.json'}: sub_tasks[1] (id stale): "
                                 "evidence_inputs[0].path 'submission/outputs/metrics.json': 'outputs' is neither")
-    assert "[replay] outputs root (results) nor a source in solution/" in errors[0]
+    assert "[metadata.replay] outputs root (results) nor a source in solution/" in errors[0]
     assert "(id glob): check.path '*.json': '*.json' (a glob counts by its top-level component)" in errors[1]
     rubric["sub_tasks"][2]["check"]["path"] = "outputs/*.json"  # declaring the root fixes both leaves
     (root / "tests" / "rubric.json").write_text(json.dumps(rubric))

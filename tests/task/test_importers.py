@@ -46,7 +46,7 @@ def test_paperbenchx_sources_the_rubric_declares_are_not_output_roots(src, tmp_p
     # both packages read submission/src/ (evidence kind "source"), which neither ships in a solution or starter
     rep = import_task("paperbenchx", src, tmp_path / "t")
     assert load_task(tmp_path / "t").config.replay.outputs == ["results"]
-    assert any(c.startswith('[replay] outputs = ["results"]: ') and "src" in c for c in rep.carried)
+    assert any(c.startswith('[metadata.replay] outputs = ["results"]: ') and "src" in c for c in rep.carried)
 
 
 def test_paperbenchx_output_roots_come_from_the_rubric_and_the_replay_regenerates_them(tmp_path):
@@ -59,8 +59,9 @@ def test_paperbenchx_output_roots_come_from_the_rubric_and_the_replay_regenerate
     rep = import_task("paperbenchx", src, tmp_path / "t")
     task = load_task(tmp_path / "t")
     assert task.config.replay.outputs == ["logs", "outputs", "results"]
-    assert "[replay] outputs = [\"logs\", \"outputs\", \"results\"]" in (tmp_path / "t" / "IMPORT.md").read_text()
-    assert not any("[replay] outputs" in d for d in rep.not_carried)
+    imported = (tmp_path / "t" / "IMPORT.md").read_text()
+    assert '[metadata.replay] outputs = ["logs", "outputs", "results"]' in imported
+    assert not any("[metadata.replay] outputs" in d for d in rep.not_carried)
     assert check_task(task.root).ok, check_task(task.root).errors
     # what the package ships under outputs/ is replaced by what the replay computes; src/ is delivered as is
     sub = write_files(tmp_path / "sub", {"outputs/per_case.csv": "shipped\n", "src/agent.py": "pass\n",
@@ -74,7 +75,7 @@ def test_paperbenchx_output_roots_come_from_the_rubric_and_the_replay_regenerate
 def test_an_import_says_when_it_cannot_derive_output_roots(tmp_path):
     import_task("paperbench", EXTERNAL / "paperbench" / "rubrics" / "semantic-self-consistency.json", tmp_path / "t")
     assert load_task(tmp_path / "t").config.replay.outputs == ["results"]
-    assert '[replay] outputs = ["results"]: the rubric reads no output directory' in (
+    assert '[metadata.replay] outputs = ["results"]: the rubric reads no output directory' in (
         tmp_path / "t" / "IMPORT.md").read_text().split("## Not carried over")[1]
 
 

@@ -103,7 +103,7 @@ def _check_output_roots(paths: TaskPaths, config, errors: list[str]) -> None:
         hint = " (a glob counts by its top-level component)" if r.is_glob else ""
         more = ", ..." if len(others) > 5 else ""
         also = f" (also read by {', '.join(others[:5])}{more})" if others else ""
-        errors.append(f"{describe(r, rubric.source)}: {r.top!r}{hint} is neither a [replay] outputs root "
+        errors.append(f"{describe(r, rubric.source)}: {r.top!r}{hint} is neither a [metadata.replay] outputs root "
                       f"({', '.join(outputs)}) nor a source in {base}, so the replay would not regenerate it{also}")
 
 

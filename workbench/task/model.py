@@ -1,7 +1,8 @@
-"""task.toml: one pydantic model, Harbor 1.1 compatible plus the workbench's [replay] section.
+"""task.toml: one pydantic model, Harbor 1.1 compatible plus the workbench's [metadata.replay] table.
 
-Harbor sections and keys we do not use are kept (``extra="allow"``); the workbench's own
-``[replay]`` section is strict so a typo there is an error, not a silently ignored limit.
+Harbor sections and keys we do not use are kept (``extra="allow"``). The workbench's own replay limits
+live under ``[metadata]``, the one table Harbor keeps whole (a top-level section of its own would be
+dropped by Harbor's ``TaskConfig``), and are strict, so a typo there is an error, not an ignored limit.
 """
 
 from __future__ import annotations
@@ -26,15 +27,6 @@ class TaskSection(BaseModel):
     @classmethod
     def _version_str(cls, v):
         return str(v) if isinstance(v, int | float) else v
-
-
-class MetadataSection(BaseModel):
-    model_config = ConfigDict(extra="allow")
-    domain: str | None = None
-    field: str | None = None
-    paper: str | None = None
-    scoring: Scoring = "rubric"
-    tags: list[str] = Field(default_factory=list)
 
 
 class AgentSection(BaseModel):
@@ -88,6 +80,16 @@ class ReplaySection(BaseModel):
         return roots
 
 
+class MetadataSection(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    domain: str | None = None
+    field: str | None = None
+    paper: str | None = None
+    scoring: Scoring = "rubric"
+    tags: list[str] = Field(default_factory=list)
+    replay: ReplaySection = Field(default_factory=ReplaySection)
+
+
 class TaskConfig(BaseModel):
     """The parsed task.toml."""
 
@@ -98,4 +100,16 @@ class TaskConfig(BaseModel):
     agent: AgentSection = Field(default_factory=AgentSection)
     verifier: VerifierSection = Field(default_factory=VerifierSection)
     environment: EnvironmentSection = Field(default_factory=EnvironmentSection)
-    replay: ReplaySection = Field(default_factory=ReplaySection)
+    # an old task.toml's [replay] would otherwise be kept as an unknown section and its limits ignored
+    old_replay: None = Field(default=None, alias="replay", exclude=True)
+
+    @field_validator("old_replay", mode="before")
+    @classmethod
+    def _moved(cls, v):
+        raise ValueError("[replay] is now [metadata.replay] (Harbor keeps [metadata] and drops sections it does "
+                         "not know): rename the table")
+
+    @property
+    def replay(self) -> ReplaySection:
+        """The replay's limits and output roots (``[metadata.replay]``)."""
+        return self.metadata.replay

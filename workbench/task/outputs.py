@@ -1,6 +1,6 @@
 """Output roots: the top-level directories of a submission that the replay regenerates.
 
-The replay wipes every ``[replay] outputs`` root, runs reproduce.sh, and freezes the regenerated roots
+The replay wipes every ``[metadata.replay] outputs`` root, runs reproduce.sh, and freezes the regenerated roots
 next to the sources as delivered. A rubric path under any other top-level entry therefore reads what the
 submission shipped, not what the replay computed: right for sources (``src/model.py``, ``reproduce.sh``),
 a hole for results. Importers derive the roots from a rubric's evidence paths; ``task check`` fails on

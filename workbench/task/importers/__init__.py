@@ -61,12 +61,12 @@ def write_toml_task(dest: Path, *, name: str, description: str | None = None, me
     lines += table("metadata", metadata or {})
     lines += table("agent", {"timeout_sec": agent_timeout})
     lines += table("environment", environment or {})
-    lines += table("replay", {"outputs": replay_outputs or ["results"]})
+    lines += table("metadata.replay", {"outputs": replay_outputs or ["results"]})
     (dest / "task.toml").write_text("\n".join(lines), encoding="utf-8")
 
 
 def derive_replay_outputs(dest: Path, rep: ImportReport) -> list[str]:
-    """``[replay] outputs`` of an imported package: the top-level directories its rubric reads that are not
+    """``[metadata.replay] outputs`` of an imported package: the top-level directories its rubric reads that are not
     sources (:mod:`workbench.task.outputs`); ``["results"]``, said in the report, when the rubric names none."""
     from ...paths import TaskPaths
     from ...rubric import load_rubric
@@ -83,10 +83,10 @@ def derive_replay_outputs(dest: Path, rep: ImportReport) -> list[str]:
         rep.drop(f"{describe(r, 'tests/rubric.json')}: names no output directory (a glob or a top-level file "
                  "outside the sources), so the replay does not regenerate it: put it under an output root")
     if roots:
-        rep.carry(f"[replay] outputs = {json.dumps(roots)}: the top-level directories the rubric reads, less the "
-                  f"sources ({', '.join(sorted(sources))})")
+        rep.carry(f"[metadata.replay] outputs = {json.dumps(roots)}: the top-level directories the rubric reads, "
+                  f"less the sources ({', '.join(sorted(sources))})")
         return roots
-    rep.drop('[replay] outputs = ["results"]: the rubric reads no output directory to derive them from; check '
+    rep.drop('[metadata.replay] outputs = ["results"]: the rubric reads no output directory to derive them from; check '
              "which roots the submission generates")
     return ["results"]
 

@@ -2,7 +2,7 @@
 
 Carried: task.toml's task/metadata/agent/environment values, instruction.md, environment/ (Dockerfile,
 paper, starter submission), solution/, tests/ (rubric.json with PaperBenchX's evidence_inputs, gates and
-critical flags; refs/); ``[replay] outputs`` are derived from the rubric's evidence paths. Not carried,
+critical flags; refs/); ``[metadata.replay] outputs`` are derived from the rubric's evidence paths. Not carried,
 and listed: verifier credentials and judge settings, user names, network switches (the replay never has
 network), Harbor's tests/test.sh verifier, and judge tool operations (``metric_operation``) the
 workbench's judge does not have."""
