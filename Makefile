@@ -58,7 +58,7 @@ test: install test-system
 	bash .ci/agent-clis >/dev/null
 	bash .ci/model-server >/dev/null
 	WORKBENCH_REQUIRE_TEST_TOOLS=1 $(BIN)/python -m pytest
-	$(BIN)/workbench task validate --no-record tasks
+	$(BIN)/workbench task validate --no-record --jobs 2 tasks
 
 # Heavier than make test: every bundled task's image built on the local base, and its whole validation
 # replayed under docker, each submission scoring the same as in the bwrap record (measured in README.md).

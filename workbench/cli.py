@@ -124,15 +124,16 @@ def task_validate(paths: list[Path] = PATHS,
                                                  help="Check only; do not rewrite tests/validation.json."),
                   sandbox: str = typer.Option("bwrap", "--sandbox", callback=_sandbox_name,
                                               help="bwrap, or docker: the task's image, and the scores compared "
-                                                   "with the bwrap record.")):
+                                                   "with the bwrap record."),
+                  jobs: int = typer.Option(1, "--jobs", "-j", min=1,
+                                           help="Tasks validated at once (a task keeps about one core busy).")):
     """Construction checks: reference replays, nop, calibration submissions, determinism, replay time."""
-    from .task import find_tasks, load_task
-    from .task.validate import validate_task
+    from .task import find_tasks
+    from .task.validate import validate_tasks
 
     failed = False
     targets = [t for p in paths for t in find_tasks(p)]
-    for t in targets:
-        rec = validate_task(load_task(t), install=not no_install, write=not no_record, sandbox=sandbox)
+    for rec in validate_tasks(targets, jobs=jobs, install=not no_install, write=not no_record, sandbox=sandbox):
         verdict = "ok" if rec.passed else "FAILED"
         typer.echo(f"{verdict}  {rec.task}  (reference replay {rec.reference_replay_sec:.1f} s"
                    + (f", under {sandbox})" if sandbox != "bwrap" else ")"))

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.conftest import REPO, write_task
+from tests.conftest import REPO, run_cli, write_task
 from workbench.errors import WorkbenchError
 from workbench.evidence import freeze
 from workbench.task import find_tasks, load_task
@@ -59,6 +59,17 @@ def test_a_well_calibrated_task_validates_and_records_it(tmp_path):
     assert on_disk["passed"] and on_disk["content_hash"] == task.content_hash()
     assert set(on_disk["runs"]) == {"oracle-1", "oracle-2", "nop", "calibration/partial", "calibration/invalid",
                                     *(f"calibration/{n}" for n in CHEATS)}
+
+
+def test_validate_jobs_runs_tasks_side_by_side_and_says_each(tmp_path):
+    """The command line with --jobs 2: each task's verdict and record, a failing one failing the exit code."""
+    good = _calibrated(tmp_path / "good")
+    bad = _calibrated(tmp_path / "bad", partial=INVALID)  # its partial scores no better than the invalid
+    r = run_cli("task", "validate", "--no-install", "--jobs", "2", str(good.root), str(bad.root))
+    assert r.returncode == 1, r.stderr
+    assert f"ok  {good.id}  (reference replay" in r.stdout and f"FAILED  {bad.id}  (reference replay" in r.stdout
+    assert json.loads((good.paths.tests / "validation.json").read_text())["passed"]
+    assert not json.loads((bad.paths.tests / "validation.json").read_text())["passed"]
 
 
 def test_validation_fails_when_calibration_is_out_of_order(tmp_path):

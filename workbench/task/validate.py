@@ -21,6 +21,7 @@ import json
 import logging
 import math
 import tempfile
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,7 @@ from ..errors import WorkbenchError, load_toml_model
 from ..io import atomic_write_json, iter_files, remove_tree, sha256_file
 from ..replay import replay
 from ..scoring import score_trial
-from .package import Task
+from .package import Task, load_task
 from .records import CheckResult, Determinism, FreezeRecord, ReviewLog, ValidationRecord
 
 log = logging.getLogger(__name__)
@@ -249,3 +250,28 @@ def frozen_changes(task: Task) -> list[str]:
     frozen = FreezeRecord.model_validate_json(p.read_text()).files
     now = task.file_hashes()
     return sorted(k for k in set(frozen) | set(now) if frozen.get(k) != now.get(k))
+
+
+def _validate_dir(root: str, install: bool, write: bool, sandbox: str) -> ValidationRecord:
+    return validate_task(load_task(root), install=install, write=write, sandbox=sandbox)
+
+
+def validate_tasks(roots: list[Path], *, jobs: int = 1, install: bool = True, write: bool = True,
+                   sandbox: str = "bwrap") -> Iterator[ValidationRecord]:
+    """Validate several tasks, ``jobs`` at a time (each in its own process), yielding each record as it
+    ends. A task's replays mostly keep one core busy, so two tasks at once use a two-core machine whole."""
+    if jobs <= 1 or len(roots) <= 1:
+        for root in roots:
+            yield _validate_dir(str(root), install, write, sandbox)
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = [pool.submit(_validate_dir, str(r), install, write, sandbox) for r in roots]
+        try:
+            for done in as_completed(futures):
+                yield done.result()
+        finally:
+            for f in futures:
+                f.cancel()
