@@ -73,6 +73,15 @@ def test_the_key_named_by_api_key_env_is_sent_and_written_nowhere(tmp_path, monk
     assert [p for p in files if KEY.encode() in p.read_bytes()] == []  # ... and is in no file of the run
 
 
+def test_a_key_pasted_as_the_variable_name_is_refused_and_not_echoed(tmp_path):
+    task = write_task(tmp_path / "mini")
+    r = run_cli("run", str(task), "--agent", "openai", "--model", "m", "-o", "base_url=http://127.0.0.1:9",
+                "-o", f"api_key_env={KEY}", "--out", str(tmp_path / "run"))
+    assert r.returncode != 0 and "must name an environment variable" in r.stderr, r.stderr
+    assert KEY not in r.stderr + r.stdout
+    assert not (tmp_path / "run").exists()
+
+
 def test_a_variable_that_is_not_set_is_an_infrastructure_error(tmp_path, monkeypatch):
     monkeypatch.delenv("WB_TEST_MODEL_KEY", raising=False)
     task = write_task(tmp_path / "mini")

@@ -82,6 +82,9 @@ def is_refusal(message) -> bool:
     return not message.tool_calls and bool(REFUSAL.match((message.content or "").strip()))
 
 
+_VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
 class OpenAIAgent(BaseAgent):
     name = "openai"
     default_network = "none"  # tool calls need none: the model is called from the host
@@ -102,6 +105,8 @@ class OpenAIAgent(BaseAgent):
         """The endpoint's client; the key from the environment variable ``api_key_env`` names (never an
         option: options are recorded), else OPENAI_API_KEY."""
         name = options.get("api_key_env")
+        if name and not _VARIABLE.match(str(name)):  # a key pasted here would be echoed: say what it is not
+            raise AgentStartError("api_key_env must name an environment variable (letters, digits, _), not hold a key")
         if name and name not in os.environ:
             raise AgentStartError(f"api_key_env names {name}, which is not set in the environment")
         try:
