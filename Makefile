@@ -31,6 +31,9 @@ test-system:
 	@# npm installs the Codex CLI (.ci/agent-clis); a node from elsewhere (NodeSource) brings its own npm
 	@command -v npm >/dev/null || { $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends npm; }
+	@# slurm-wlm and munge: the slurm executor's tests start a one-node cluster of their own (tests/slurm_cluster.py)
+	@test -x /usr/sbin/slurmctld && test -x /usr/sbin/slurmd && test -x /usr/sbin/munged || { $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends slurm-wlm munge; }
 	@# cmake and g++ build llama-server once per machine (.ci/model-server)
 	@command -v cmake >/dev/null && command -v g++ >/dev/null || { $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends cmake g++; }

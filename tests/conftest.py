@@ -306,6 +306,21 @@ def demo_batch(demo_task, tmp_path_factory):
     return root / "run", result
 
 
+@pytest.fixture(scope="session")
+def demo_oracle_inline(demo_task, tmp_path_factory) -> dict:
+    """The demo oracle's scores.json through the inline engine under bwrap: what the other engine and the
+    other sandbox backend are compared with (one replay of the demo for both)."""
+    import json
+
+    from workbench.paths import RunPaths
+    from workbench.pipeline import run_trial
+
+    out = tmp_path_factory.mktemp("demo-oracle-inline")
+    rec = run_trial(demo_task, config("oracle"), out, engine="inline", sandbox="bwrap")
+    assert rec.status == "complete" and rec.outcome["replay"] == "succeeded", rec.error
+    return json.loads(RunPaths(out).trial(rec.id).scores.read_text())
+
+
 def config(agent: str, **kw):
     from workbench.matrix import AgentConfig
 
@@ -403,6 +418,32 @@ def postgres_server():
         subprocess.run([*as_user, str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"],
                        capture_output=True)
         shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster(tmp_path_factory):
+    """A real single-node SLURM cluster (munged, slurmctld, slurmd; 2 CPUs) for the session, found by
+    ``SLURM_CONF`` (set in this process's environment while it runs, so sbatch from the library finds it)."""
+    import tempfile
+
+    from tests import slurm_cluster as sc
+
+    if not sc.available():
+        required_tool_missing("SLURM and munge (apt-get install slurm-wlm munge)")
+    root = Path(tempfile.mkdtemp(prefix="workbench-slurm-"))  # munged wants a path without group/other write
+    old = os.environ.get("SLURM_CONF")
+    with sc.SlurmCluster(root) as cluster:
+        os.environ["SLURM_CONF"] = str(cluster.conf)
+        try:
+            yield cluster
+        finally:
+            if old is None:
+                os.environ.pop("SLURM_CONF", None)
+            else:
+                os.environ["SLURM_CONF"] = old
+    import shutil
+
+    shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

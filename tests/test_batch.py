@@ -83,7 +83,6 @@ def _wait_for_stage(trial_json: Path, stage: str, proc: subprocess.Popen, timeou
 @pytest.mark.parametrize("stage", ["session", "replay", "score", "review"])
 def test_sigkill_during_a_stage_then_resume_gives_every_outcome_exactly_once(tmp_path, stage):
     task, matrix = _setup(tmp_path)
-    (task / "solution" / "reproduce.sh").write_text(SLOW_SOLUTION)
     run = tmp_path / "run"
     mark = f"kill-{stage}-{os.getpid()}"
     proc = _batch_process(matrix, run, mark=mark)
@@ -128,6 +127,38 @@ def test_resume_is_refused_when_the_matrix_or_a_task_changed(tmp_path):
         run_batch(matrix, run, resume=True, engine="inline", progress=False)
     with pytest.raises(WorkbenchError, match="nothing to resume"):
         run_batch(matrix, tmp_path / "fresh", resume=True, engine="inline", progress=False)
+
+
+def test_a_job_run_twice_keeps_its_first_result_and_a_rerun_runs_whatever_the_record_says(tmp_path):
+    """A distributed executor may run a job again after it finished (its worker lost): the second run finds the
+    record written since the batch planned the job and keeps it. A record planned over is re-run even when it
+    claims to have started in the future (no clock decides it)."""
+    from dataclasses import replace
+
+    from workbench.batch import plan, run_job
+    from workbench.trial_record import record_digest
+
+    task, matrix = _setup(tmp_path)
+    run = tmp_path / "run"
+    run_batch(matrix, run, engine="inline", workers=1, progress=False)
+    tp = RunPaths(run).trial("mini__oracle__1")
+    rec = json.loads(tp.trial_json.read_text())
+    rec["started_at"] = "2999-01-01T00:00:00+00:00"  # a hand-placed record, or a clock far ahead
+    tp.trial_json.write_text(json.dumps(rec))
+    jobs = plan(*load_matrix(matrix), run.resolve(), "inline")
+    job = next(j for j in jobs if j.trial_id == tp.root.name)
+
+    res = run_job(replace(job, planned=record_digest(tp)))  # --rerun-status complete planned over that record
+    assert res["status"] == "complete" and res["started_at"] != "2999-01-01T00:00:00+00:00"
+    first = tp.trial_json.read_bytes()
+    again = run_job(replace(job, planned=""))  # the same job again, planned when there was no record yet
+    assert tp.trial_json.read_bytes() == first and again["started_at"] == res["started_at"]
+
+    rec["started_at"] = "2999-01-01T00:00:00+00:00"
+    tp.trial_json.write_text(json.dumps(rec))
+    res = run_batch(matrix, run, resume=True, rerun_status=("complete",), engine="inline", workers=1, progress=False)
+    assert res.counts.get("complete") == 2
+    assert json.loads(tp.trial_json.read_text())["started_at"] != "2999-01-01T00:00:00+00:00"
 
 
 def test_infra_errors_are_kept_unless_asked_to_rerun(tmp_path, monkeypatch):
@@ -176,18 +207,7 @@ def test_dask_executor_on_a_local_cluster(tmp_path):
     assert res.dashboard and res.dashboard.startswith("http://127.0.0.1:")
     assert "dask at tcp://127.0.0.1:" in res.executor
     _assert_exactly_once(run, {f"mini__{c}__{a}" for c in ("oracle", "nop") for a in (1, 2)})
-
-
-@pytest.mark.slow
-def test_dask_executor_joins_an_existing_scheduler(tmp_path):
-    from distributed import LocalCluster
-
-    _, matrix = _setup(tmp_path)
-    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0") as cluster:
-        res = run_batch(matrix, tmp_path / "run", executor="dask", scheduler=cluster.scheduler_address,
-                        engine="inline", progress=False)
-        assert res.counts == {"skipped": 0, "complete": 2}
-        assert cluster.scheduler_address in res.executor
+    # joining a running scheduler: tests/test_executors_dask.py (a separately started scheduler and worker)
     with pytest.raises(WorkbenchError, match="--scheduler needs --executor dask"):
         run_batch(matrix, tmp_path / "other", scheduler="tcp://127.0.0.1:1", engine="inline", progress=False)
     assert not (tmp_path / "other").exists()  # refused before anything was written

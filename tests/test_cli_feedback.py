@@ -195,8 +195,13 @@ def test_an_unreachable_judge_says_so_and_that_the_trial_needs_rescoring(tmp_pat
     assert run_cli("replay", str(task), "--submission", str(task / "solution"), "--out", str(trial)).returncode == 0
     url = f"http://127.0.0.1:{free_port()}/v1"
     monkeypatch.setenv("WORKBENCH_JUDGE_BASE_URL", url)
+    monkeypatch.setenv("WORKBENCH_JUDGE_MAX_ATTEMPTS", "x")
+    _one_line_error(run_cli("score", str(task), "--trial", str(trial), "--judge-model", "m"),
+                    "WORKBENCH_JUDGE_MAX_ATTEMPTS='x': expected a positive integer")
+    monkeypatch.setenv("WORKBENCH_JUDGE_MAX_ATTEMPTS", "2")  # one retry, after 1 s (5 attempts wait 15 s)
     proc = run_cli("score", str(task), "--trial", str(trial), "--judge-model", "m")
     assert proc.returncode == 0, proc.stderr
+    assert "failed 2 times" in proc.stdout + proc.stderr
     assert "1 withheld" in proc.stdout and f"judge unreachable: model endpoint {url}" in proc.stdout
     assert f"this trial needs rescoring: workbench score {task} --trial {trial} --judge-model m" in proc.stdout
     assert json.loads((trial / "scores.json").read_text())["needs_rescoring"] is True

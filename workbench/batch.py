@@ -16,7 +16,7 @@ import sys
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -33,7 +33,7 @@ from .paths import RunPaths
 from .pipeline import read_trial, run_trial, trial_id
 from .store import Store
 from .task import Task, load_task
-from .trial_record import UNFINISHED
+from .trial_record import UNFINISHED, record_digest
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +53,7 @@ class Job:
     sandbox: str
     fallbacks: dict[str, dict[str, Any]]
     judge: dict[str, Any] | None = None
+    planned: str | None = None  # trial.json's digest when the batch planned this job (see run_trial)
 
     @property
     def trial_id(self) -> str:
@@ -65,7 +66,7 @@ def run_job(job: Job) -> dict[str, Any]:
     try:
         rec = run_trial(load_task(job.task_dir), AgentConfig(**job.config), Path(job.out), attempt=job.attempt,
                         engine=job.engine, timeout=job.timeout, sandbox=job.sandbox, fallbacks=fallbacks,
-                        judge=job.judge)
+                        judge=job.judge, planned=job.planned)
         return rec.model_dump()
     except Exception as exc:
         rec = read_trial(RunPaths(Path(job.out)).trial(job.trial_id))
@@ -180,15 +181,28 @@ def resume_plan(reasons: list[str | None]) -> str:
     return "resume: " + ", ".join(parts) + f", {why.get('new', 0)} not run yet"
 
 
+def slurm_options(tasks: list[Task], run: RunPaths, slurm: dict[str, Any]) -> dict[str, Any]:
+    """The slurm executor's options: jobs sized to the largest task of the batch (one trial per job at a time)."""
+    env = [t.config.environment for t in tasks]
+    return {**{k: v for k, v in slurm.items() if v is not None}, "cpus": max(e.cpus for e in env),
+            "memory_mb": max(e.memory_mb for e in env), "log_dir": run.executor_logs,
+            "job_name": f"wb-{run.root.name}"}
+
+
 def run_batch(matrix_path: Path, out: Path, *, executor: str = "local", workers: int = 2,
               scheduler: str | None = None, resume: bool = False, rerun_status: tuple[str, ...] = (),
-              engine: str | None = None, progress: bool = True, sandbox: str | None = None) -> BatchResult:
+              engine: str | None = None, progress: bool = True, sandbox: str | None = None,
+              slurm: dict[str, Any] | None = None) -> BatchResult:
+    """``slurm``: partition, walltime, lifetime, lifetime_stagger for ``executor="slurm"`` (None: defaults)."""
     from tqdm import tqdm
 
     if executor not in EXECUTORS:
         raise WorkbenchError(f"unknown executor {executor!r}; known: {', '.join(sorted(EXECUTORS))}")
     if scheduler and executor != "dask":
         raise WorkbenchError("--scheduler needs --executor dask")
+    if executor != "slurm" and slurm and any(v is not None for v in slurm.values()):
+        given = ", ".join(f"--{k.replace('_', '-')}" for k, v in slurm.items() if v is not None)
+        raise WorkbenchError(f"{given} need(s) --executor slurm")
     bad = set(rerun_status) - set(RERUNNABLE)
     if bad:
         raise WorkbenchError(f"--rerun-status accepts {', '.join(RERUNNABLE)}; got {', '.join(sorted(bad))}")
@@ -203,10 +217,12 @@ def run_batch(matrix_path: Path, out: Path, *, executor: str = "local", workers:
         new_lock = lock_batch(run, matrix, tasks, resume)
         jobs = plan(matrix, task_dirs, run.root, engine or matrix.engine, sandbox)
         reasons = why_run(jobs, run, rerun_status)  # each trial record read once
-        todo = [job for job, why in zip(jobs, reasons, strict=True) if why]
+        todo = [replace(job, planned=record_digest(run.trial(job.trial_id)))
+                for job, why in zip(jobs, reasons, strict=True) if why]
         if resume and progress:
             print(resume_plan(reasons), file=sys.stderr)
-        ex = get_executor(executor, workers, scheduler) if todo else None  # an unreachable scheduler: said now
+        options = slurm_options(tasks, run, slurm or {}) if executor == "slurm" else {}
+        ex = get_executor(executor, workers, scheduler, **options) if todo else None  # unreachable: said now
         if new_lock is not None:
             atomic_write_json(run.run_json, new_lock)
         store = Store.for_run(run.root)
@@ -221,18 +237,30 @@ def run_batch(matrix_path: Path, out: Path, *, executor: str = "local", workers:
             print(f"dask dashboard: {result.dashboard}", file=sys.stderr)
         bar = tqdm(total=len(jobs), initial=result.skipped, unit="trial", desc="batch", file=sys.stderr,
                    disable=not progress)
+        queue: dict[str, int] = {}
+
+        def show(state: dict[str, int] | None = None) -> None:
+            queue.update(state or {})
+            bar.set_postfix({**{k: v for k, v in sorted(counts.items()) if v}, **queue}, refresh=True)
+
         try:
-            for job, res in ex.map_unordered(run_job, todo):
+            for job, res in ex.map_unordered(run_job, todo, on_state=show):
                 status = res.get("status", "infra_error") if isinstance(res, dict) else "infra_error"
                 if not isinstance(res, dict):
                     log.error("trial %s: worker failed: %s", job.trial_id, res)
+                    rec = read_trial(run.trial(job.trial_id))
+                    if rec is None or rec.status in UNFINISHED:  # half-written by a dead worker: never indexed
+                        counts["interrupted"] += 1
+                        bar.update(1)
+                        show()
+                        continue
                 counts[status] += 1
                 try:
                     store.upsert_trial(run.trial(job.trial_id).root)
                 except SQLAlchemyError as exc:  # the index is derived: the trial directory stands, resume rebuilds
                     log.warning("results index not updated for %s: %s", job.trial_id, exc.__cause__ or exc)
                 bar.update(1)
-                bar.set_postfix({k: v for k, v in sorted(counts.items()) if v})
+                show()
         except KeyboardInterrupt:
             result.interrupted = True
             ex.abort()

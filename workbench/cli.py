@@ -489,8 +489,15 @@ def demo_cmd(out: Path = typer.Option(Path("runs/demo"), "--out", resolve_path=T
 def batch_cmd(
     matrix: Path = typer.Argument(..., resolve_path=True, help="MATRIX.toml: tasks x agent configurations x attempts."),
     out: Path = typer.Option(..., "--out", resolve_path=True, help="Run directory (run.json, results.db, trials/)."),
-    executor: str = typer.Option("local", "--executor", help="local (process pool) or dask."),
-    workers: int = typer.Option(2, "--workers", min=1, help="Parallel trials."),
+    executor: str = typer.Option("local", "--executor", help="local (process pool), dask or slurm."),
+    workers: int = typer.Option(2, "--workers", "--jobs", min=1,
+                                help="Parallel trials (with --executor slurm: SLURM jobs kept in the queue)."),
+    partition: str | None = typer.Option(None, "--partition", help="slurm: the partition (default: the cluster's)."),
+    walltime: str | None = typer.Option(None, "--walltime", help="slurm: each job's time limit, HH:MM:SS [01:00:00]."),
+    lifetime: str | None = typer.Option(None, "--lifetime",
+                                        help="slurm: a worker retires after this (default: walltime less a tenth)."),
+    lifetime_stagger: str | None = typer.Option(
+        None, "--lifetime-stagger", help="slurm: workers retire up to this much apart (default: walltime / 20)."),
     scheduler: str | None = typer.Option(None, "--scheduler", help="Join an existing Dask scheduler (address)."),
     resume: bool = typer.Option(False, "--resume", help="Continue a batch: complete trials are kept."),
     rerun_status: list[str] = typer.Option([], "--rerun-status",
@@ -504,8 +511,9 @@ def batch_cmd(
     The LLM judge is the matrix's `judge_model` (its endpoint and key come from the environment)."""
     from .batch import run_batch, summary_rows
 
+    slurm = {"partition": partition, "walltime": walltime, "lifetime": lifetime, "lifetime_stagger": lifetime_stagger}
     res = run_batch(matrix, out, executor=executor, workers=workers, scheduler=scheduler, resume=resume,
-                    rerun_status=tuple(rerun_status), engine=engine, sandbox=sandbox)
+                    rerun_status=tuple(rerun_status), engine=engine, sandbox=sandbox, slurm=slurm)
     counts = ", ".join(f"{k} {v}" for k, v in sorted(res.counts.items()) if v)
     typer.echo(f"{res.total} trials ({counts})" + (f" on {res.executor}" if res.executor else ""))
     typer.echo(f"\n{'config':<20}{'trials':>7}{'complete':>9}{'infra':>7}{'mean R':>9}{'full':>6}")

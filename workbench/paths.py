@@ -20,6 +20,7 @@ Run and trial directories::
       run.json                   the matrix (or configurations) and a lock: task content hashes, version
       results.db                 results index (rebuildable from the trial directories)
       locks/<trial-id>.lock      held by the process running that trial
+      slurm/                     --executor slurm: each SLURM job's stdout/stderr
       trials/<trial-id>/
         trial.json               config, status per stage, timings, outcome
         session/
@@ -208,6 +209,11 @@ class RunPaths:
     @property
     def results_db(self) -> Path:
         return self.root / "results.db"
+
+    @property
+    def executor_logs(self) -> Path:
+        """The SLURM jobs' stdout/stderr (one file per job) of ``--executor slurm``."""
+        return self.root / "slurm"
 
     def trial(self, trial_id: str) -> TrialPaths:
         return TrialPaths(self.trials / trial_id)

@@ -30,7 +30,7 @@ from .matrix import AgentConfig
 from .paths import RunPaths, TrialPaths
 from .scoring.results import Scores, outcome_fields
 from .task import Task
-from .trial_record import STAGES, StageRecord, TrialRecord, now, read_trial  # noqa: F401 (re-exported)
+from .trial_record import STAGES, StageRecord, TrialRecord, now, read_trial, record_digest  # noqa: F401 (re-exported)
 
 log = logging.getLogger(__name__)
 
@@ -156,13 +156,22 @@ def _session_params(p: dict[str, Any], cfg: AgentConfig, sandbox: str) -> dict[s
 def run_trial(task: Task, config: AgentConfig, out: Path, *, attempt: int = 1, engine: str = "papermill",
               timeout: float | None = None, sandbox: str = "bwrap",
               fallbacks: dict[str, AgentConfig] | None = None, judge: dict[str, Any] | None = None,
-              progress: Progress | None = None) -> TrialRecord:
+              progress: Progress | None = None, planned: str | None = None) -> TrialRecord:
     """One trial end to end into ``out/trials/<trial-id>/``; the caller holds no lock, this takes it.
 
-    ``judge`` ({"model": ..., optional settings}) turns on the LLM judge for judge leaves."""
+    ``judge`` ({"model": ..., optional settings}) turns on the LLM judge for judge leaves.
+    ``planned`` (a batch's :func:`record_digest` of trial.json when it planned this trial): a complete record
+    found under the lock that is not the one planned over was written since, by this same job run before
+    (a distributed executor may run a job twice: its worker lost after it finished); it is returned as it is."""
     run = RunPaths(Path(out).resolve())
     tid = trial_id(task.id, config.name, attempt)
     with trial_lock(run, tid):
+        if planned is not None and record_digest(run.trial(tid)) != planned:
+            done = read_trial(run.trial(tid))
+            if done is not None and done.status == "complete":
+                log.warning("trial %s was completed by another run of this job since the batch planned it "
+                            "(a lost worker's, or a dead batch's); kept, not run again", tid)
+                return done
         return _run_locked(task, config, run, tid, attempt, get_engine(engine, progress), timeout, sandbox,
                            fallbacks or {}, judge)
 

@@ -6,6 +6,7 @@ whenever scores.json is written; scores.json is their one source.
 
 from __future__ import annotations
 
+import hashlib
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -61,6 +62,12 @@ def read_trial(tp: TrialPaths) -> TrialRecord | None:
         return None
 
 
+def record_digest(tp: TrialPaths) -> str:
+    """sha256 of trial.json as it is now ("" when there is none): tells a record written since from the one seen."""
+    try:
+        return hashlib.sha256(tp.trial_json.read_bytes()).hexdigest()
+    except FileNotFoundError:
+        return ""
 
 
 def update_outcome(tp: TrialPaths, fields: dict[str, Any]) -> bool:

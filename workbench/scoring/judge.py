@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from ..errors import WorkbenchError
 from ..evidence import Evidence, MissingEvidence, normalize, read_manifest
 from ..io import Walk, atomic_write_json, sha256_bytes, sha256_file, tree_hashes
 from ..pricing import Prices
@@ -120,7 +121,7 @@ class JudgeSettings(BaseModel):
     @classmethod
     def from_env(cls, model: str | None = None, **overrides: Any) -> JudgeSettings | None:
         """Settings from arguments and WORKBENCH_JUDGE_{MODEL,BASE_URL,API_KEY} (else OPENAI_*), and
-        WORKBENCH_JUDGE_{MAX_TOKENS,JSON_SCHEMA,IMAGES}; None: no judge."""
+        WORKBENCH_JUDGE_{MAX_TOKENS,MAX_ATTEMPTS,JSON_SCHEMA,IMAGES}; None: no judge."""
         from ..agents.llm import EndpointNotConfigured
 
         model = model or os.environ.get("WORKBENCH_JUDGE_MODEL")
@@ -132,8 +133,12 @@ class JudgeSettings(BaseModel):
         if not base_url and not api_key:  # said before any trial runs, never a public API with a dummy key
             raise EndpointNotConfigured(f"judge model {model!r} has no endpoint: set WORKBENCH_JUDGE_BASE_URL (or "
                                         "OPENAI_BASE_URL) and/or WORKBENCH_JUDGE_API_KEY (or OPENAI_API_KEY)")
-        if os.environ.get("WORKBENCH_JUDGE_MAX_TOKENS"):
-            overrides.setdefault("max_tokens", int(os.environ["WORKBENCH_JUDGE_MAX_TOKENS"]))
+        for name in ("max_tokens", "max_attempts"):
+            text = os.environ.get(f"WORKBENCH_JUDGE_{name.upper()}")
+            if text:
+                if not text.isdigit() or int(text) < 1:
+                    raise WorkbenchError(f"WORKBENCH_JUDGE_{name.upper()}={text!r}: expected a positive integer")
+                overrides.setdefault(name, int(text))
         if os.environ.get("WORKBENCH_JUDGE_IMAGES"):
             overrides.setdefault("images", os.environ["WORKBENCH_JUDGE_IMAGES"].lower() not in ("0", "no", "false"))
         if os.environ.get("WORKBENCH_JUDGE_JSON_SCHEMA"):

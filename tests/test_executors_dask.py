@@ -1,0 +1,199 @@
+"""The dask executor under failure: a worker killed mid-trial, the batch (and its scheduler) killed then
+resumed, and a batch joining a separately started `dask scheduler` + `dask worker` pair. Every outcome is
+recorded exactly once in trials/ and in the index; a half-written trial is never indexed."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+from tests.test_batch import SLOW_SOLUTION, _alive_with_mark, _assert_exactly_once, _records, _setup, _wait_for_stage
+
+SLOW_STARTER = "sleep 4\nexit 1\n"  # nop delivers the starter: its replay is slow too
+BOTH = {"mini__oracle__1", "mini__nop__1"}
+
+
+def _slow_task(tmp_path):
+    task, matrix = _setup(tmp_path)
+    (task / "solution" / "reproduce.sh").write_text(SLOW_SOLUTION)
+    (task / "environment" / "starter_submission" / "reproduce.sh").write_text(SLOW_STARTER)
+    return task, matrix
+
+
+def _batch(matrix: Path, run: Path, *extra: str, mark: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "workbench", "batch", str(matrix), "--out", str(run),
+                             "--engine", "inline", *extra], cwd=REPO, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, "WORKBENCH_TEST_MARK": mark})
+
+
+def _children(pid: int) -> list[int]:
+    kids = []
+    for p in Path("/proc").iterdir():
+        try:
+            if p.name.isdigit() and int((p / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                kids.append(int(p.name))
+        except (OSError, ValueError, IndexError):
+            continue
+    return kids
+
+
+def _dask_workers(batch_pid: int) -> list[int]:
+    """The LocalCluster's worker processes: the batch's spawned children (the nannies live in the batch)."""
+    return [k for k in _children(batch_pid)
+            if b"spawn_main" in Path(f"/proc/{k}/cmdline").read_bytes()]
+
+
+def _indexed(run: Path) -> dict[str, str]:
+    """trial id -> status in the run's SQLite index, read while the batch may be writing it."""
+    try:
+        with sqlite3.connect(f"file:{run / 'results.db'}?mode=ro", uri=True, timeout=1) as db:
+            return dict(db.execute("select trial_id, status from trials"))
+    except sqlite3.Error:
+        return {}
+
+
+@pytest.mark.slow
+def test_a_dask_worker_killed_mid_trial_reruns_it_from_scratch_exactly_once(tmp_path):
+    _, matrix = _slow_task(tmp_path)
+    run = tmp_path / "run"
+    mark = f"dask-worker-kill-{os.getpid()}"
+    proc = _batch(matrix, run, "--executor", "dask", "--workers", "1", mark=mark)
+    # one worker runs oracle, then nop: kill it in nop's replay, while it also holds oracle's result
+    nop_json = run / "trials/mini__nop__1/trial.json"
+    _wait_for_stage(nop_json, "replay", proc)
+    first = json.loads(nop_json.read_text())
+    [worker] = _dask_workers(proc.pid)
+    os.kill(worker, signal.SIGKILL)
+    seen: set[tuple[str, str]] = set()
+    while proc.poll() is None:  # the index while the trial is re-run: never the half-written one
+        seen |= set(_indexed(run).items())
+        time.sleep(0.05)
+    stdout, stderr = proc.communicate()
+    assert proc.returncode == 0, stderr
+    assert "2 trials (complete 2) on dask at tcp://127.0.0.1:" in stdout
+    assert seen <= {("mini__oracle__1", "complete"), ("mini__nop__1", "complete")}, seen
+    _assert_exactly_once(run, BOTH)
+    after = _records(run)
+    assert after["mini__nop__1"]["started_at"] > first["started_at"]  # re-run from scratch
+    assert after["mini__nop__1"]["outcome"]["R"] == 0
+    assert after["mini__oracle__1"]["outcome"]["R"] == pytest.approx(0.75)
+    # oracle's result died with the worker: it was released when it came back, so Dask never recomputed it
+    assert "already completed in this batch" not in stderr
+    assert _alive_with_mark(mark) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("executor", ["dask", pytest.param("slurm", marks=pytest.mark.slurm)])
+def test_the_scheduler_killed_mid_trial_then_resume_gives_every_outcome_exactly_once(tmp_path, request, executor):
+    """SIGKILL of `workbench batch`: the scheduler lives in it (a LocalCluster's, or SLURMCluster's whose jobs
+    outlive it); `--resume` keeps oracle, re-runs nop from scratch (or keeps it, completed by the orphaned
+    SLURM job meanwhile) and finishes the batch."""
+    extra = ["--executor", executor, "--workers", "1"]
+    if executor == "slurm":
+        cluster = request.getfixturevalue("slurm_cluster")
+        extra += ["--walltime", "00:10:00", "--partition", cluster.partition]
+    _, matrix = _slow_task(tmp_path)
+    run = tmp_path / "run"
+    mark = f"scheduler-kill-{executor}-{os.getpid()}"
+    proc = _batch(matrix, run, *extra, mark=mark)
+    nop_json = run / "trials/mini__nop__1/trial.json"
+    _wait_for_stage(nop_json, "replay", proc)
+    first = json.loads(nop_json.read_text())
+    os.kill(proc.pid, signal.SIGKILL)  # scheduler, nannies, client: gone without a word to the workers
+    proc.communicate()
+    assert _records(run)["mini__oracle__1"]["status"] == "complete"
+    # nop, half-written, never indexed (oracle may not be yet: the batch can die between the worker writing
+    # its trial.json and the result reaching the index; the resume rebuilds the index from trials/)
+    assert set(_indexed(run).items()) <= {("mini__oracle__1", "complete")}
+    if executor == "slurm":
+        [orphan] = cluster.jobs()  # still RUNNING: SLURM knows nothing of the dead scheduler
+
+    resumed = _batch(matrix, run, *extra, "--resume", mark=mark)
+    stdout, stderr = resumed.communicate(timeout=180)
+    assert resumed.returncode == 0, stderr
+    assert "resume: 1 kept, 1 interrupted re-run from scratch, 0 not run yet" in stderr
+    assert f"2 trials (complete 1, skipped 1) on {executor}" in stdout
+    _assert_exactly_once(run, BOTH)
+    if executor == "slurm":  # the orphaned job's worker leaves on its own when its scheduler went away
+        deadline = time.monotonic() + 30  # the batch can end while the worker is still shutting down
+        while cluster.jobs() and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert cluster.jobs() == []
+        log = (run / "slurm" / f"wb-run-{orphan['id']}.err").read_text()
+        assert "Reason: worker-handle-scheduler-connection-broken" in log and "End worker" in log
+    after = _records(run)
+    if executor == "dask":  # the LocalCluster's workers died with the batch: nop ran again from scratch
+        assert after["mini__nop__1"]["started_at"] > first["started_at"]
+    else:  # the orphaned job may finish nop before its worker leaves; the resumed batch, waiting on the trial's
+        # lock, then finds a complete record written since it planned the job, and keeps it (not run twice)
+        assert after["mini__nop__1"]["started_at"] >= first["started_at"]
+    assert after["mini__oracle__1"]["outcome"]["R"] == pytest.approx(0.75)
+    deadline = time.monotonic() + 10
+    while _alive_with_mark(mark) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _alive_with_mark(mark) == []  # no worker of either batch left behind
+
+
+def _wait_until(pred, what: str, procs: list[subprocess.Popen], timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not pred():
+        assert all(p.poll() is None for p in procs), f"{what}: a process ended early"
+        assert time.monotonic() < deadline, f"{what}: not within {timeout} s"
+        time.sleep(0.2)
+
+
+@pytest.mark.slow
+def test_batch_joins_a_separately_started_dask_scheduler_and_worker(tmp_path):
+    from distributed import Client
+
+    from tests.conftest import free_port
+
+    _, matrix = _setup(tmp_path)
+    port = free_port()
+    addr = f"tcp://127.0.0.1:{port}"
+    dask_cli = str(Path(sys.executable).with_name("dask"))
+    env = {**os.environ, "PYTHONPATH": str(REPO)}  # the worker imports this checkout's workbench, as the batch does
+    logs = {name: open(tmp_path / f"{name}.log", "w") for name in ("scheduler", "worker")}
+    procs = [subprocess.Popen([dask_cli, "scheduler", "--host", "127.0.0.1", "--port", str(port),
+                               "--dashboard-address", "127.0.0.1:0", "--no-show"],
+                              stdout=logs["scheduler"], stderr=subprocess.STDOUT, env=env, cwd=tmp_path)]
+    try:
+        procs.append(subprocess.Popen([dask_cli, "worker", addr, "--nworkers", "1", "--nthreads", "1",
+                                       "--host", "127.0.0.1", "--no-dashboard", "--local-directory",
+                                       str(tmp_path / "dask-worker")],
+                                      stdout=logs["worker"], stderr=subprocess.STDOUT, env=env, cwd=tmp_path))
+        _wait_until(lambda: "Starting established connection" in (tmp_path / "worker.log").read_text(),
+                    "the worker registering", procs)
+        run = tmp_path / "run"
+        res = subprocess.run([sys.executable, "-m", "workbench", "batch", str(matrix), "--out", str(run),
+                              "--executor", "dask", "--scheduler", addr, "--engine", "inline"],
+                             cwd=REPO, capture_output=True, text=True, timeout=180)
+        assert res.returncode == 0, res.stderr
+        assert f"2 trials (complete 2) on dask at {addr}" in res.stdout
+        _assert_exactly_once(run, BOTH)
+        assert _records(run)["mini__oracle__1"]["outcome"]["R"] == pytest.approx(0.75)
+        # the batch left the cluster as it found it: scheduler up, its one worker still there, nothing held
+        with Client(addr, timeout=10) as client:
+            assert list(client.nthreads().values()) == [1]
+            assert client.run_on_scheduler(lambda dask_scheduler: len(dask_scheduler.tasks)) == 0
+    finally:
+        for p in reversed(procs):
+            p.terminate()
+        for p in reversed(procs):
+            try:
+                p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        for fh in logs.values():
+            fh.close()
+    assert all(p.returncode is not None for p in procs)
