@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from tests.conftest import DEMO, config, run_cli
+from tests.conftest import DEMO, config
 from workbench.errors import WorkbenchError
 from workbench.paths import RunPaths
 from workbench.pipeline import lock_single_run, run_trial, trial_id
@@ -60,13 +60,6 @@ def test_calibration_submissions_earn_partial_credit_only(demo_task, tmp_path, n
     assert low <= s.R < high and not s.full
     by = {lf.id: lf for lf in s.leaves}
     assert by["C3"].score == 0 and by["C4"].score == 0  # the headline numbers are not supported
-
-
-def test_run_command_prints_where_the_scores_are(demo_task, tmp_path):
-    proc = run_cli("run", str(DEMO), "--agent", "oracle", "--out", str(tmp_path / "runs"))
-    assert proc.returncode == 0, proc.stderr
-    assert "full = true" in proc.stdout
-    assert f"scores: {tmp_path / 'runs/trials/h2-pes__oracle__1/scores.json'}" in proc.stdout
 
 
 def test_a_changed_task_is_refused_by_an_existing_run(demo_task, tmp_path):

@@ -255,14 +255,13 @@ def test_env_install_for_docker_without_an_engine_is_one_line(tmp_path):
 @pytest.mark.docker
 @pytest.mark.slow
 @pytest.mark.usefixtures("engine")
-def test_the_demo_oracle_scores_the_same_under_docker_as_under_bwrap(tmp_path, demo_task):
+def test_the_demo_oracle_scores_the_same_under_docker_as_under_bwrap(tmp_path, demo_task, demo_oracle_inline):
     from tests.conftest import config
     from workbench.pipeline import run_trial
 
-    scores = {}
-    for sandbox in ("bwrap", "docker"):
-        rec = run_trial(demo_task, config("oracle"), tmp_path / sandbox, engine="inline", sandbox=sandbox)
-        assert rec.status == "complete" and rec.outcome["replay"] == "succeeded", rec.error
-        data = json.loads((tmp_path / sandbox / "trials" / rec.id / "scores.json").read_text())
-        scores[sandbox] = (data["R"], {lf["id"]: (lf["status"], lf["score"]) for lf in data["leaves"]})
+    rec = run_trial(demo_task, config("oracle"), tmp_path, engine="inline", sandbox="docker")
+    assert rec.status == "complete" and rec.outcome["replay"] == "succeeded", rec.error
+    scores = {"docker": json.loads((tmp_path / "trials" / rec.id / "scores.json").read_text()),
+              "bwrap": demo_oracle_inline}
+    scores = {k: (s["R"], {lf["id"]: (lf["status"], lf["score"]) for lf in s["leaves"]}) for k, s in scores.items()}
     assert scores["docker"] == scores["bwrap"] and scores["bwrap"][0] > 0.9
