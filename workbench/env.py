@@ -130,7 +130,7 @@ def install_image(task: Task, *, ca_bundle: Path | None = None,
                   say: Callable[[str], None] | None = None) -> tuple[str, str]:
     """(tag, image id) of the task's docker image: reused when the engine has it (the tag is the digest of
     environment/), else built, the base image first when it is missing."""
-    from .sandbox.docker import connect, task_image
+    from .sandbox.docker_image import connect, task_image
 
     client = connect()
     tag = task_image(task, client, ca_bundle=ca_bundle, say=say)
@@ -141,7 +141,7 @@ def environment_for(task: Task, backend: str, client=None) -> tuple[dict, str | 
     """(env info, image) a sandbox backend runs ``task`` in: the installed environment directory for
     bwrap (errors early if it is not installed), the task's image for docker (built on first use)."""
     if backend == "docker":
-        from .sandbox.docker import connect, task_image
+        from .sandbox.docker_image import connect, task_image
 
         client = client or connect()
         image = task_image(task, client)

@@ -15,7 +15,9 @@ from workbench.receipts import Receipts
 from workbench.replay import replay
 from workbench.sandbox import Limits, Mount, SandboxSpec, get_sandbox
 from workbench.sandbox.base import UID_BASE
-from workbench.sandbox.docker import DockerSandbox, container_options, image_tag
+from workbench.sandbox.docker import DockerSandbox
+from workbench.sandbox.docker_image import image_tag
+from workbench.sandbox.docker_options import container_options
 from workbench.sandbox.recorder import available as recorder_available
 from workbench.task import load_task
 
@@ -237,7 +239,7 @@ def test_a_missing_base_image_is_loaded_from_its_cache_or_built_with_the_extra_c
                                        "workbench-extra.crt"], remove=True)
         assert inside.decode() == bundle.read_text()
     finally:  # the ordinary base again (from the default cache), for every later test
-        from workbench.sandbox.docker import ensure_base
+        from workbench.sandbox.docker_image import ensure_base
 
         client.images.remove("debian:bookworm-slim", force=True)
         ensure_base(client)

@@ -85,7 +85,7 @@ def test_an_agent_racing_the_scoring_services_copy_reaches_no_private_file(tmp_p
     import threading
 
     from tests.conftest import write_task
-    from workbench.agents.base import TaskView
+    from workbench.agents.view import TaskView
     from workbench.agents.workspace import Workspace
     from workbench.task import load_task
 

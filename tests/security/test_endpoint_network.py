@@ -11,7 +11,7 @@ import threading
 
 import pytest
 
-from workbench.agents.base import TaskView
+from workbench.agents.view import TaskView
 from workbench.agents.workspace import Workspace
 from workbench.errors import WorkbenchError
 from workbench.sandbox.base import Limits, SandboxSetupError, SandboxSpec
@@ -143,7 +143,7 @@ def test_an_endpoint_that_cannot_be_bridged_is_refused_clearly(bad):
 
 
 def test_docker_names_the_policy_it_does_not_support():
-    from workbench.sandbox.docker import container_options
+    from workbench.sandbox.docker_options import container_options
 
     spec = SandboxSpec(mounts=[], workdir="/", limits=Limits(timeout_sec=1, memory_mb=64, cpus=1),
                        network="endpoint", endpoint="127.0.0.1:8080")

@@ -145,7 +145,7 @@ def test_the_hidden_evaluator_cannot_be_hijacked_by_planted_modules(tmp_path):
 
 
 def test_the_scoring_service_log_is_out_of_the_agents_reach(tmp_path):
-    from workbench.agents.base import TaskView
+    from workbench.agents.view import TaskView
     from workbench.agents.workspace import Workspace
     from workbench.scoring.service import ScoringService
 

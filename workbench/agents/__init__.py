@@ -5,13 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import WorkbenchError
-from .base import Agent, AgentResult, AgentStartError, BaseAgent, Budget, TaskView, Trajectory, Usage
+from .base import Agent, AgentResult, AgentStartError, BaseAgent, Budget, Trajectory, Usage
 from .cli_agent import CLIAgent
 from .nop import NopAgent
 from .openai_agent import OpenAIAgent
 from .oracle import OracleAgent
 from .refuse import RefuseAgent
 from .replay_agent import ReplayAgent
+from .view import TaskView
 
 AGENTS: dict[str, type[BaseAgent]] = {"oracle": OracleAgent, "nop": NopAgent, "refuse": RefuseAgent,
                                       "openai": OpenAIAgent, "cli": CLIAgent, "replay": ReplayAgent}

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ..errors import WorkbenchError
 from ..task import Task
+from .view import TaskView, truncate
 
 if TYPE_CHECKING:
     from .workspace import Workspace
@@ -38,39 +39,6 @@ class AgentStartError(WorkbenchError):
 SESSION_OPTIONS = frozenset({"scoring_service"})
 
 Status = Literal["completed", "refused", "timeout", "budget_exhausted", "agent_error"]
-OBSERVATION_LIMIT = 8000
-
-
-def truncate(text: str, limit: int = OBSERVATION_LIMIT) -> str:
-    """Keep the head and the tail; say how much was cut (models and readers both need to know)."""
-    if len(text) <= limit:
-        return text
-    half = limit // 2
-    return f"{text[:half]}\n[... {len(text) - 2 * half} characters truncated ...]\n{text[-half:]}"
-
-
-@dataclass(frozen=True)
-class TaskView:
-    task_id: str
-    instruction: str
-    paper_dir: Path | None
-    timeout_sec: float
-    cpus: int
-    memory_mb: int
-
-    @classmethod
-    def of(cls, task: Task) -> TaskView:
-        paper = task.paths.paper_dir
-        return cls(
-            task_id=task.id,
-            instruction=task.paths.instruction.read_text(encoding="utf-8"),
-            paper_dir=paper if paper.is_dir() else None,
-            timeout_sec=task.config.agent.timeout_sec,
-            cpus=task.config.environment.cpus,
-            memory_mb=task.config.environment.memory_mb,
-        )
-
-
 @dataclass
 class Budget:
     """What a session may spend. Time is wall clock from the session's start."""

@@ -28,8 +28,9 @@ from pathlib import Path
 from ..replay import SANDBOX_HOME
 from ..task import Task
 from . import cli_logs
-from .base import AgentResult, AgentStartError, BaseAgent, Budget, TaskView, Trajectory, Usage
+from .base import AgentResult, AgentStartError, BaseAgent, Budget, Trajectory, Usage
 from .openai_agent import REFUSAL
+from .view import TaskView
 from .workspace import Workspace, version_of
 
 INSTRUCTION = "/home/task/instruction.md"

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from ..task import Task
-from .base import AgentResult, BaseAgent, Budget, TaskView, Trajectory
+from .base import AgentResult, BaseAgent, Budget, Trajectory
+from .view import TaskView
 from .workspace import Workspace
 
 

@@ -16,7 +16,7 @@ import re
 from typing import Any
 
 from ..task import Task
-from .base import AgentResult, AgentStartError, BaseAgent, Budget, TaskView, Trajectory, Usage, truncate
+from .base import AgentResult, AgentStartError, BaseAgent, Budget, Trajectory, Usage
 from .llm import (
     MAX_ATTEMPTS,
     AgentRequestError,
@@ -27,6 +27,7 @@ from .llm import (
     echoed,
     make_client,
 )
+from .view import TaskView, truncate
 from .workspace import HOME, TASK_HOME, Workspace
 
 DEFAULT_TOOL_TIMEOUT = 600.0

@@ -5,7 +5,8 @@ from __future__ import annotations
 from ..errors import WorkbenchError
 from ..io import copy_tree, remove_tree
 from ..task import Task
-from .base import AgentResult, BaseAgent, Budget, TaskView, Trajectory
+from .base import AgentResult, BaseAgent, Budget, Trajectory
+from .view import TaskView
 from .workspace import Workspace
 
 

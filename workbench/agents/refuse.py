@@ -7,7 +7,8 @@ fallback, the fallback's submission decides the task score; a refusal without on
 from __future__ import annotations
 
 from ..task import Task
-from .base import AgentResult, BaseAgent, Budget, TaskView, Trajectory
+from .base import AgentResult, BaseAgent, Budget, Trajectory
+from .view import TaskView
 from .workspace import Workspace
 
 

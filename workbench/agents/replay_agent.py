@@ -12,7 +12,8 @@ from pathlib import Path
 
 from ..io import copy_tree
 from ..task import Task
-from .base import AgentResult, AgentStartError, BaseAgent, Budget, TaskView, Trajectory
+from .base import AgentResult, AgentStartError, BaseAgent, Budget, Trajectory
+from .view import TaskView
 from .workspace import Workspace
 
 

@@ -37,7 +37,7 @@ from ..io import copy_tree, remove_tree
 from ..replay import sandbox_env
 from ..sandbox import Limits, Mount, SandboxSpec, get_sandbox
 from ..sandbox.volume import Volume
-from .base import TaskView, truncate
+from .view import TaskView, truncate
 
 log = logging.getLogger(__name__)
 HOME = "/home/submission"

@@ -1,7 +1,7 @@
 """The ``docker`` sandbox: the same guarantees as ``bwrap`` through a Docker engine (docker SDK).
 
 Each command runs in a fresh container of the task's image (built from ``environment/Dockerfile`` by
-:func:`task_image`): no network (``network_mode="none"``), every capability dropped, ``no-new-
+:func:`.docker_image.task_image`): no network (``network_mode="none"``), every capability dropped, ``no-new-
 privileges``, a read-only root filesystem with size-bounded tmpfs ``/tmp`` and ``/dev/shm``, a host uid
 of its own (as root; 1000 otherwise), limits on memory (no swap), CPUs, processes, open files and file
 size, cores reserved exclusively as its cpuset (with a local engine; the same reservations as bwrap's,
@@ -32,127 +32,16 @@ import time
 import uuid
 from pathlib import Path
 
-from ..errors import WorkbenchError
-from ..io import digest_of, tree_hashes
-from .base import Limits, SandboxResult, SandboxSetupError, SandboxSpec, chown_tree, pick_uid
+from .base import SandboxResult, SandboxSetupError, SandboxSpec, chown_tree, pick_uid
 from .cpus import reserve_cpus
+from .docker_image import BASE_IMAGE, connect
+from .docker_options import CGROUP_ROOT, INNER_UID, POLL_SEC, container_options, limit_verdict
 from .recorder import start_for as start_recording
 from .watch import MB, DiskWatch, write_capped
 
 log = logging.getLogger(__name__)
-INNER_UID = 1000
-POLL_SEC = 0.2
 STDIN_PATH = "/run/workbench-stdin"
-CGROUP_ROOT = Path("/sys/fs/cgroup")
-BASE_IMAGE = "debian:bookworm-slim"
-BASE_RECIPE = Path(__file__).with_name("debian_base.sh")  # no registry: the base is built from Debian
 MAX_HASHED_PROGRAMS = 64
-
-
-def connect():
-    """The local engine (DOCKER_HOST et al.), or a one-line SandboxSetupError when none answers."""
-    try:
-        import docker
-    except ImportError as exc:  # pragma: no cover - docker is a dependency
-        raise WorkbenchError("the docker sandbox needs the docker SDK (pip install docker)") from exc
-    try:
-        return docker.from_env()
-    except docker.errors.DockerException as exc:
-        raise SandboxSetupError(f"docker sandbox: no Docker engine reachable ({exc})") from None
-
-
-def build_context(task_root: Path) -> dict[str, str]:
-    """{path: sha256} of the build context the engine gets from ``environment/``: every file the docker SDK
-    sends (all but what ``.dockerignore`` excludes), since any of them may be COPY'd into the image (PaperBenchX
-    images copy the paper and the starter submission)."""
-    from docker.utils.build import exclude_paths
-
-    env = Path(task_root) / "environment"
-    ignore = env / ".dockerignore"
-    lines = [x.strip() for x in ignore.read_text(encoding="utf-8").splitlines()] if ignore.is_file() else []
-    sent = exclude_paths(str(env), [x for x in lines if x and not x.startswith("#")], dockerfile="Dockerfile")
-    return {k: v for k, v in tree_hashes(env).items() if k in sent}
-
-
-def image_tag(task_root: Path) -> str:
-    """``workbench/env:<digest16 of the build context>``: a changed file gives a new image, and a copied or
-    renamed task with the same context uses the one already built (its ``workbench.task`` label says who built
-    it)."""
-    return f"workbench/env:{digest_of(build_context(task_root))[:16]}"
-
-
-def ensure_base(client, ca_bundle: Path | None = None, say=None) -> None:
-    """Build (or load from its cached tarball) the base image when the engine lacks it; ``ca_bundle`` adds
-    certificates for HTTPS in builds behind a TLS-intercepting proxy."""
-    import subprocess
-
-    try:
-        client.images.get(BASE_IMAGE)
-        return
-    except Exception:
-        pass
-    if say:
-        say(f"building the base image {BASE_IMAGE} from Debian packages (no registry; ~90 s, cached after)")
-    env = {**os.environ, **({"WORKBENCH_CA_BUNDLE": str(ca_bundle)} if ca_bundle else {})}
-    proc = subprocess.run(["bash", str(BASE_RECIPE)], env=env, capture_output=True, text=True)
-    if proc.returncode != 0:
-        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        raise SandboxSetupError(f"docker sandbox: the base image {BASE_IMAGE} could not be built: {last}")
-    if say and proc.stdout.strip():
-        say(proc.stdout.strip())
-
-
-def task_image(task, client=None, ca_bundle: Path | None = None, say=None) -> str:
-    """The task's image, built from environment/Dockerfile when the engine does not have it yet (the base
-    first, when the Dockerfile starts FROM it and the engine lacks it)."""
-    client = client or connect()
-    tag = image_tag(task.root)
-    try:
-        client.images.get(tag)
-    except Exception:
-        if not task.paths.dockerfile.is_file():
-            raise WorkbenchError(f"{task.paths.dockerfile}: missing; the docker sandbox cannot build {task.id}"
-                                 ) from None
-        if f"FROM {BASE_IMAGE}" in task.paths.dockerfile.read_text(errors="replace"):
-            ensure_base(client, ca_bundle, say)
-        if say:
-            say(f"building {tag} from {task.paths.dockerfile}")
-        log.info("building %s from %s", tag, task.paths.dockerfile)
-        import docker
-
-        try:
-            client.images.build(path=str(task.paths.environment), tag=tag, rm=True,
-                                labels={"workbench.task": task.id})
-        except (docker.errors.BuildError, docker.errors.APIError) as exc:  # the task's environment, not a bug
-            reason = str(getattr(exc, "msg", None) or exc).strip().splitlines()[-1][:300]
-            raise SandboxSetupError(f"docker sandbox: the image of {task.id} could not be built from "
-                                    f"{task.paths.dockerfile}: {reason}") from None
-    return tag
-
-
-def container_options(spec: SandboxSpec, image: str, uid: int = INNER_UID, cores: list[int] | None = None) -> dict:
-    """The keyword arguments of ``containers.create``: every isolation setting in one place. ``cores``: the
-    cpuset (host core ids reserved for this container, which it cannot widen from inside)."""
-    from docker.types import Ulimit
-
-    if spec.network not in ("none", "host"):
-        raise SandboxSetupError(f"docker sandbox: network policy {spec.network!r} is not supported (bwrap has it; "
-                                "under docker use none or host)")
-    lim: Limits = spec.limits
-    tmp_mb = lim.tmp_mb
-    return dict(
-        image=image, working_dir=spec.workdir, environment=dict(spec.env), user=f"{uid}:{uid}",
-        network_mode="none" if spec.network == "none" else "host",
-        cap_drop=["ALL"], security_opt=["no-new-privileges"], read_only=True, privileged=False,
-        tmpfs={"/tmp": f"size={tmp_mb}m,mode=1777", "/dev/shm": f"size={max(1, tmp_mb // 4)}m,mode=1777"},
-        mem_limit=f"{lim.memory_mb}m", memswap_limit=f"{lim.memory_mb}m", nano_cpus=int(lim.cpus * 1e9),
-        pids_limit=lim.max_processes, **({"cpuset_cpus": ",".join(map(str, cores))} if cores else {}),
-        ulimits=[Ulimit(name="nofile", soft=lim.max_open_files, hard=lim.max_open_files),
-                 Ulimit(name="fsize", soft=lim.max_file_mb * MB, hard=lim.max_file_mb * MB),
-                 Ulimit(name="core", soft=0, hard=0)],
-        volumes={str(m.source): {"bind": m.target, "mode": "rw" if m.writable else "ro"} for m in spec.mounts},
-        detach=True, stdin_open=False, tty=False, init=True,
-    )
 
 
 def _program_sha256(container, path: str, hops: int = 8) -> str | None:
@@ -337,17 +226,6 @@ class DockerSandbox:
                                          **({"cores": "cgroup cpuset (docker --cpuset-cpus)"} if cores else {}),
                                          "cpu_quota": f"docker --cpus {lim.cpus}"},
                              record=recorder.record if recorder is not None else None, record_unavailable=unrecorded)
-
-
-def limit_verdict(exceeded: str | None, oom: bool, timed_out: bool, peak: float | None, memory_mb: int,
-                  what: str) -> tuple[str | None, str | None]:
-    """(which limit stopped ``what``, why): the watchdog's reason first, else the OOM killer's, else time."""
-    limit = ("storage" if exceeded and exceeded.startswith("storage") else "files" if exceeded
-             else "memory" if oom else "time" if timed_out else None)
-    if oom and not exceeded:
-        exceeded = (f"memory limit: the {what} needed more than {memory_mb} MB and the container's OOM "
-                    "killer stopped it" + (f" (peak {peak} MB)" if peak is not None else ""))
-    return limit, exceeded
 
 
 def _peak_memory_mb(parent: str | None, limit_mb: int) -> float | None:

@@ -2,7 +2,7 @@
 
 Why: creating, starting and removing a container costs ~0.26 s, an ``exec`` in a running one ~0.06 s
 (benchmarks/backend_overhead.py), and an agent makes hundreds of calls. The container gets the hardening
-of :func:`.docker.container_options` (no network unless the spec asks for the host's, every capability
+of :func:`.docker_options.container_options` (no network unless the spec asks for the host's, every capability
 dropped, no-new-privileges, read-only root, memory, process and file limits); each call runs as the
 session's uid in the spec's workdir and environment, with its own timeout and the storage watchdog.
 
@@ -35,7 +35,8 @@ import uuid
 from pathlib import Path
 
 from .base import SandboxResult, SandboxSetupError, SandboxSpec
-from .docker import BASE_IMAGE, CGROUP_ROOT, POLL_SEC, container_options, limit_verdict
+from .docker_image import BASE_IMAGE
+from .docker_options import CGROUP_ROOT, POLL_SEC, container_options, limit_verdict
 from .watch import MB, DiskWatch, write_capped
 
 log = logging.getLogger(__name__)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ...errors import WorkbenchError
 from ...rubric.tree import parse_rubric
-from . import ImportReport, derive_replay_outputs, write_toml_task
+from .common import ImportReport, derive_replay_outputs, write_toml_task
 
 SCALAR = (str, int, float, bool)
 

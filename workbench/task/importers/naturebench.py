@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ...errors import WorkbenchError
 from ...scoring.sota import parse_sota
-from . import ImportReport, write_generic_install, write_toml_task
+from .common import ImportReport, write_generic_install, write_toml_task
 
 REPLAY_NOTE = """
 

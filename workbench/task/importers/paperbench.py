@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ...errors import WorkbenchError
 from ...rubric.tree import parse_rubric
-from . import ImportReport, derive_replay_outputs, write_generic_install, write_toml_task
+from .common import ImportReport, derive_replay_outputs, write_generic_install, write_toml_task
 
 GRADED_KEYS = ("score", "valid_score", "explanation", "judge_metadata")
 
