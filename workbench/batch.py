@@ -16,7 +16,7 @@ import sys
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -285,8 +285,3 @@ def summary_rows(run_dir: Path) -> list[dict[str, Any]]:
                      "full": int(done.full.fillna(False).astype(bool).sum())})
     return rows
 
-
-def result_dict(result: BatchResult) -> dict[str, Any]:
-    d = asdict(result)
-    d["out"] = str(result.out)
-    return d

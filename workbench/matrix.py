@@ -125,9 +125,6 @@ class Matrix(BaseModel):
                 raise ValueError(f"agents: {a.name}.fallback = {a.fallback!r} must name another configuration")
         return self
 
-    def config(self, name: str) -> AgentConfig:
-        return next(a for a in self.agents if a.name == name)
-
 
 def load_matrix(path: Path | str) -> tuple[Matrix, list[Path]]:
     """The matrix and its task directories (resolved against the matrix file's directory)."""

@@ -175,7 +175,7 @@ def test_declared_gates_become_root_gate_leaves_over_every_question():
                              "check": {"kind": "written_by", "path": "submission/results/answers.json",
                                        "package": "scanpy"}}]}
     rubric = parse_rubric(synthesized_rubric(Questions.model_validate(data), "t"))
-    gate = rubric.leaf("G1")
+    [gate] = [lf for lf in rubric.leaves if lf.id == "G1"]
     assert gate.node.gate and gate.effective_weight == 0
     assert set(gate.gate_scope) == {q["id"] for q in QS["questions"]}
     with pytest.raises(ValueError, match="gate ids"):

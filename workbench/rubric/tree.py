@@ -61,12 +61,6 @@ class Rubric:
     def leaves(self) -> list[Leaf]:
         return _leaves(self.root)
 
-    def leaf(self, leaf_id: str) -> Leaf:
-        for lf in self.leaves:
-            if lf.id == leaf_id:
-                return lf
-        raise KeyError(leaf_id)
-
     def phase_weights(self) -> dict[str, float]:
         leaves = self.leaves
         return {p: float(sum((lf.weight for lf in leaves if lf.phase == p), Fraction(0))) for p in PHASES}
