@@ -53,7 +53,7 @@ def main() -> None:
                 o = frames.outcomes(index["trials"])
                 metrics.model_table(o), metrics.domain_view(o), metrics.phase_distributions(o)
                 metrics.solved_by_any(o), metrics.composition_gap(o)
-                metrics.time_allocation(o, index["workflow_time"])
+                metrics.time_allocation(o, index["activity_time"])
                 return len(o)
 
             n, load = timed(analyse)

@@ -1,4 +1,4 @@
-"""Imports run one way: no module of the workbench imports, however indirectly, a module that imports it.
+"""Imports run one way: down the layers README's "Architecture" draws, and never round in a circle.
 
 Every import counts, those inside functions and under ``TYPE_CHECKING`` too: a lazy import hides a circle
 from Python, not from whoever reads the code. A submodule's import of its own package (which Python does
@@ -8,6 +8,7 @@ implicitly for every submodule) is not an edge unless it names something the pac
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 from tests.conftest import REPO
@@ -113,3 +114,53 @@ def test_a_planted_circle_is_found_however_it_is_hidden(tmp_path):
     (pkg / "sub" / "d.py").write_text("from . import B\n")  # a name the package defines: the package itself
     (pkg / "sub" / "__init__.py").write_text("from .b import B\nfrom . import d\n")
     assert sorted(circles(import_graph(pkg))) == [["pkg.a", "pkg.sub.b"], ["pkg.sub", "pkg.sub.d"]]
+
+
+def layers(readme: Path) -> list[tuple[str, list[str]]]:
+    """README's architecture drawing, bottom layer first: (layer, its modules and packages)."""
+    text = readme.read_text(encoding="utf-8").split("## Architecture", 1)[1]
+    block = re.search(r"```text\n(.*?)```", text, re.S).group(1)
+    rows = [line.split(":", 1) for line in block.strip().splitlines()]
+    return [(name.strip(), body.split()) for name, body in reversed(rows)]
+
+
+def layer_of(module: str, drawn: list[tuple[str, list[str]]], package: str = "workbench") -> int | None:
+    """The layer of the longest drawn name that is the module or one of its packages."""
+    best: tuple[int, int] | None = None
+    for i, (_, names) in enumerate(drawn):
+        for name in names:
+            full = package if name == package else f"{package}.{name}"  # the package: its __init__ only
+            inside = module.startswith(full + ".") and name != package
+            if (module == full or inside) and (best is None or len(full) > best[1]):
+                best = (i, len(full))
+    return None if best is None else best[0]
+
+
+def upward(graph: dict[str, set[str]], drawn: list[tuple[str, list[str]]], package: str = "workbench") -> list[str]:
+    """Imports that go up a layer, and modules the drawing does not place."""
+    found = [f"{m}: not in the drawing" for m in sorted(graph) if layer_of(m, drawn, package) is None]
+    for m in sorted(graph):
+        for target in sorted(graph[m]):
+            a, b = layer_of(m, drawn, package), layer_of(target, drawn, package)
+            if a is not None and b is not None and b > a:
+                found.append(f"{m} ({drawn[a][0]}) imports {target} ({drawn[b][0]})")
+    return found
+
+
+def test_every_import_runs_down_the_drawn_layers():
+    drawn = layers(REPO / "README.md")
+    assert [name for name, _ in drawn][:2] == ["foundation", "formats"] and len(drawn) >= 8
+    assert upward(import_graph(REPO / "workbench"), drawn) == []
+
+
+def test_an_upward_import_or_an_unplaced_module_is_found(tmp_path):
+    pkg = tmp_path / "pkg"
+    (pkg / "low").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "low" / "__init__.py").write_text("")
+    (pkg / "low" / "base.py").write_text("def f():\n    from ..high import g\n    return g\n")  # lazy, still up
+    (pkg / "high.py").write_text("from .low.base import f\ng = 1\n")
+    (pkg / "stray.py").write_text("")
+    drawn = [("bottom", ["low"]), ("top", ["pkg", "high"])]
+    assert upward(import_graph(pkg), drawn, "pkg") == ["pkg.stray: not in the drawing",
+                                                       "pkg.low.base (bottom) imports pkg.high (top)"]

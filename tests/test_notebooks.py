@@ -29,7 +29,7 @@ def test_stage_notebooks_are_thin_and_parametrized(stage, name):
     assert "task_dir" in code[0].source and "trial_dir" in code[0].source
     src = "\n".join(c.source for c in code)
     assert f"stages.{stage}(" in src  # one call into the library
-    assert f'views.glue("{stage}", summary)' in src
+    assert f'displays.glue("{stage}", summary)' in src
     assert not any(c.get("outputs") for c in code)  # templates are committed without outputs
     for forbidden in ("import papermill", "import scrapbook", "subprocess", "Popen", "shutil", "rmtree"):
         assert forbidden not in src  # no pipeline logic in notebooks
@@ -108,7 +108,7 @@ def test_both_engines_agree_on_the_demo_task(demo_batch, demo_oracle_inline):
 def test_no_rfc3987_import_tax_in_the_engine_or_the_kernel():
     probe = """
 import sys, time
-from workbench import views, stages          # what a stage notebook imports in its kernel
+from workbench import displays, stages         # what a stage notebook imports in its kernel
 kernel_side = "jsonschema" in sys.modules
 from workbench.notebooks import _import_papermill
 _import_papermill()

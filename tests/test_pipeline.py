@@ -78,7 +78,7 @@ def test_an_infrastructure_failure_in_a_stage_is_recorded_not_scored(tmp_path, m
     def broken(*a, **kw):
         raise WorkbenchError("sandbox: bwrap could not set up the sandbox: simulated")
 
-    monkeypatch.setattr(pipeline.stages, "STAGES", {**pipeline.stages.STAGES, "replay": broken})
+    monkeypatch.setattr(pipeline.stages, "RUNNERS", {**pipeline.stages.RUNNERS, "replay": broken})
     with pytest.raises(WorkbenchError, match="simulated"):
         run_trial(task, config("oracle"), tmp_path / "runs", engine="inline")
     tp = RunPaths(tmp_path / "runs").trial("task__oracle__1")

@@ -23,7 +23,6 @@ from typing import Any
 
 from sqlalchemy.exc import SQLAlchemyError
 
-from . import __version__
 from .agents import check_environments
 from .errors import WorkbenchError
 from .executors import EXECUTORS, get_executor
@@ -34,6 +33,7 @@ from .pipeline import read_trial, run_trial, trial_id
 from .store import Store
 from .task import Task, load_task
 from .trial_record import UNFINISHED, record_digest
+from .version import __version__
 
 log = logging.getLogger(__name__)
 

@@ -57,7 +57,7 @@ def _echo_err(msg: str) -> None:
 
 def _print_version(value: bool) -> None:
     if value:
-        from . import __version__
+        from .version import __version__
 
         typer.echo(f"workbench {__version__}")
         raise typer.Exit()
@@ -77,8 +77,8 @@ def _main(verbose: bool = typer.Option(False, "--verbose", "-v", help="Log what 
 @task_app.command("check")
 def task_check(paths: list[Path] = PATHS):
     """Validate task.toml, instruction.md, the rubric and required files; exit 1 on any error."""
+    from .authoring.check import check_task
     from .task import find_tasks
-    from .task.check import check_task
 
     failed = False
     for p in paths:
@@ -128,8 +128,8 @@ def task_validate(paths: list[Path] = PATHS,
                   jobs: int = typer.Option(1, "--jobs", "-j", min=1,
                                            help="Tasks validated at once (a task keeps about one core busy).")):
     """Construction checks: reference replays, nop, calibration submissions, determinism, replay time."""
+    from .authoring.validate import validate_tasks
     from .task import find_tasks
-    from .task.validate import validate_tasks
 
     failed = False
     targets = [t for p in paths for t in find_tasks(p)]
@@ -146,8 +146,8 @@ def task_validate(paths: list[Path] = PATHS,
 @task_app.command("freeze")
 def task_freeze(task_dir: Path = TASK_DIR):
     """Record the content hashes of a validated task (tests/freeze.json); later changes fail `task check`."""
+    from .authoring.validate import freeze_task
     from .task import load_task
-    from .task.validate import freeze_task
 
     rec = freeze_task(load_task(task_dir))
     typer.echo(f"frozen {rec.task}: {len(rec.files)} files, digest {rec.content_hash[:16]}, "
@@ -161,7 +161,7 @@ def task_import(src: Path = typer.Argument(..., resolve_path=True,
                 source: str = typer.Option(..., "--from", help="paperbench | paperbenchx | harbor | naturebench"),
                 force: bool = typer.Option(False, help="Replace DEST if it exists.")):
     """Import another benchmark's task; lists what could not be carried over (also in DEST/IMPORT.md)."""
-    from .task.check import check_task
+    from .authoring.check import check_task
     from .task.importers import import_task
 
     rep = import_task(source, src, dest, force=force)
@@ -575,7 +575,7 @@ def judge_eval_cmd(run_dir: Path = RUN_DIR, as_json: bool = typer.Option(False, 
                    db: str | None = typer.Option(None, "--db", help="SQLAlchemy URL of the results store (default: "
                                                  "WORKBENCH_STORE_URL, else RUN_DIR/results.db).")):
     """The judge's verdicts against expert reviews of the same leaves and evidence: accuracy, macro F1, kappa."""
-    from .scoring.judge_eval import judge_eval
+    from .review.judge_eval import judge_eval
 
     res = judge_eval(run_dir, _review_store(run_dir, db))
     if as_json:

@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 PRIVATE_DIRS = ("solution", "tests", "calibration")
+ENTRY = "reproduce.sh"  # what a replay runs: the submission's one entry point
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from . import __version__, stages
+from . import stages
 from .errors import WorkbenchError
 from .io import atomic_write_json, read_json, remove_tree
 from .matrix import AgentConfig
@@ -31,6 +31,7 @@ from .paths import RunPaths, TrialPaths
 from .scoring.results import Scores, outcome_fields
 from .task import Task
 from .trial_record import STAGES, StageRecord, TrialRecord, now, read_trial, record_digest  # noqa: F401 (re-exported)
+from .version import __version__
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +58,7 @@ class InlineEngine:
         self.progress = progress
 
     def run(self, stage: str, params: dict[str, Any], tp: TrialPaths, notebook: str | None = None) -> dict:
-        return stages.STAGES[stage](**params)
+        return stages.RUNNERS[stage](**params)
 
 
 class PapermillEngine:

@@ -24,21 +24,20 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from . import __version__, receipts
+from . import receipts
 from .env import environment_for
 from .evidence import freeze
 from .io import Walk, atomic_write_json, atomic_write_text, copy_tree, digest_of, remove_tree, sha256_bytes, tree_hashes
-from .paths import TrialPaths
+from .paths import ENTRY, TrialPaths
 from .sandbox import Limits, Mount, SandboxResult, SandboxSpec, get_sandbox
+from .sandbox.base import sandbox_env
 from .sandbox.volume import Volume
 from .task import Task
+from .version import __version__
 
 log = logging.getLogger(__name__)
 
 WORKDIR = "/home/submission"
-ENTRY = "reproduce.sh"
-
-
 class Provenance(BaseModel):
     """replay/provenance.json"""
 
@@ -151,26 +150,6 @@ def limits_for(task: Task, timeout: float | None = None) -> Limits:
         max_files=r.max_files,
         max_log_mb=r.max_log_mb,
     )
-
-
-SANDBOX_HOME = "/tmp"  # the sandbox user's home: the call's own /tmp, gone when the call ends
-
-
-def sandbox_env(env_dir: str | None, cpus: int, keep_path: bool = False) -> dict[str, str]:
-    """The replay's environment variables; ``keep_path`` leaves PATH to the image (container backends)."""
-    path = "/usr/local/bin:/usr/bin:/bin"
-    env = {
-        "HOME": SANDBOX_HOME, "TMPDIR": "/tmp", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
-        "MPLCONFIGDIR": "/tmp/.matplotlib", "MPLBACKEND": "Agg", "NUMBA_CACHE_DIR": "/tmp/.numba",
-        "PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": str(cpus), "OPENBLAS_NUM_THREADS": str(cpus),
-        "MKL_NUM_THREADS": str(cpus), "WORKBENCH_REPLAY": "1",
-    }
-    if env_dir:
-        env["VIRTUAL_ENV"] = env["WORKBENCH_ENV"] = env_dir
-        path = f"{env_dir}/bin:{path}"
-    if not keep_path:
-        env["PATH"] = path
-    return env
 
 
 def replay(task: Task, submission: Path, trial_dir: Path, *, timeout: float | None = None,

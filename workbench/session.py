@@ -87,7 +87,7 @@ def run_session(task: Task, config: AgentConfig | dict[str, Any], trial_dir: Pat
     service = None
     with Workspace(view, tp.submission, env_dir=env["dir"], network=network, sandbox=sandbox, image=image) as ws:
         if wants_scoring_service(task, config):
-            from .scoring.service import ScoringService
+            from .scoring_server import ScoringService
 
             service = ScoringService(task, ws.snapshot, tp.session / "scoring", pause=budget.paused,
                                      timeout=task.config.replay.timeout_sec, sandbox=sandbox)

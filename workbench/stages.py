@@ -64,4 +64,4 @@ def review(task_dir: str, trial_dir: str) -> dict[str, Any]:
             "pending_weight": sum(q["effective_weight"] for q in queue)}
 
 
-STAGES = {"session": session, "replay": replay, "score": score, "review": review}
+RUNNERS = {"session": session, "replay": replay, "score": score, "review": review}

@@ -30,6 +30,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import OperationalError
 
+from .activities import allocate_file
 from .errors import WorkbenchError
 from .paths import RunPaths, TrialPaths
 from .rubric.phases import PHASES
@@ -39,7 +40,7 @@ log = logging.getLogger(__name__)
 
 metadata = MetaData()
 
-SCHEMA_VERSION = "5"  # of the derived index tables; a different stored version means drop and rebuild
+SCHEMA_VERSION = "6"  # of the derived index tables; a different stored version means drop and rebuild
 
 trials = Table(
     "trials", metadata,
@@ -53,10 +54,11 @@ trials = Table(
     # the score columns are copied from scores.json (the one source of R), never from trial.json
     Column("R", Float), Column("full", Boolean), Column("coverage", Float), Column("final", Boolean),
     Column("R_upper", Float), Column("full_upper", Boolean),  # R if every uncounted leaf passed (bounds)
-    Column("needs_rescoring", Boolean), Column("modeling", Float), Column("execution", Float),
-    Column("validation", Float), Column("pending_review", Integer),
-    # phase scores as a share of the phase's weight (what analysts compare across tasks)
-    Column("modeling_score", Float), Column("execution_score", Float), Column("validation_score", Float),
+    Column("needs_rescoring", Boolean),
+    # each phase twice: the weight earned (of the task's 1), and that as a share of the phase's weight
+    Column("modeling_earned", Float), Column("execution_earned", Float), Column("validation_earned", Float),
+    Column("pending_review", Integer),
+    Column("modeling_share", Float), Column("execution_share", Float), Column("validation_share", Float),
     Column("uncounted_weight", Float),  # weight of leaves still pending, withheld or disputed
     Column("turns", Integer), Column("agent_seconds", Float), Column("input_tokens", Integer),
     Column("output_tokens", Integer), Column("agent_cost_usd", Float),
@@ -85,15 +87,15 @@ stage_timings = Table(
     Column("notebook", String(300)),
 )
 
-workflow_time = Table(  # tool-mediated agent time by workflow stage, coded from the trajectory
-    "workflow_time", metadata,
+activity_time = Table(  # tool-mediated agent time by activity, coded from the trajectory (activities.py)
+    "activity_time", metadata,
     Column("run", String(300), primary_key=True),
     Column("trial_id", String(300), primary_key=True),
-    Column("stage", String(40), primary_key=True),
+    Column("activity", String(40), primary_key=True),
     Column("seconds", Float),
 )
 
-TABLES = (trials, leaf_scores, stage_timings, workflow_time)  # derived: rebuildable from the trial directories
+TABLES = (trials, leaf_scores, stage_timings, activity_time)  # derived: rebuildable from the trial directories
 meta = Table("meta", metadata, Column("key", String(100), primary_key=True), Column("value", Text))
 
 reviews = Table(
@@ -129,16 +131,16 @@ def _scores_columns(scores: dict) -> dict:
     if not scores:
         return {}
     phases, weights = scores.get("phases") or {}, scores.get("phase_weights") or {}
-    norm = {f"{p}_score": (phases.get(p, 0.0) / weights[p] if weights.get(p) else None) for p in PHASES}
+    share = {f"{p}_share": (phases.get(p, 0.0) / weights[p] if weights.get(p) else None) for p in PHASES}
     leaves = scores.get("leaves", [])
     uncounted = sum(lf["effective_weight"] for lf in leaves if lf["status"] in AWAITING)
     sota, qa = scores.get("sota") or {}, scores.get("qa") or {}
     return {"R": scores.get("R"), "full": scores.get("full"), "coverage": scores.get("coverage"),
             "final": scores.get("final"), "R_upper": scores.get("R_upper"), "full_upper": scores.get("full_upper"),
             "needs_rescoring": scores.get("needs_rescoring"),
-            **{p: phases.get(p) for p in PHASES},
+            **{f"{p}_earned": phases.get(p) for p in PHASES},
             "pending_review": sum(1 for lf in leaves if lf["status"] in AWAITING),
-            **norm, "uncounted_weight": uncounted, "sota_g": sota.get("g"),
+            **share, "uncounted_weight": uncounted, "sota_g": sota.get("g"),
             "sota_band": sota.get("band"), "qa_oeq": qa.get("oeq_mean"), "qa_mcq_accuracy": qa.get("mcq_accuracy"),
             "judge_prompt_tokens": (scores.get("judge_usage") or {}).get("prompt_tokens"),
             "judge_completion_tokens": (scores.get("judge_usage") or {}).get("completion_tokens"),
@@ -146,8 +148,6 @@ def _scores_columns(scores: dict) -> dict:
 
 
 def _trial_rows(tp: TrialPaths) -> tuple[dict, list[dict], list[dict], list[dict]] | None:
-    from .analysis.workflow import allocate_file
-
     rec = _json(tp.trial_json)
     if "id" not in rec:
         return None
@@ -180,9 +180,9 @@ def _trial_rows(tp: TrialPaths) -> tuple[dict, list[dict], list[dict], list[dict
     timings = [{"run": run, "trial_id": rec["id"], "stage": k, "status": v.get("status"), "seconds": v.get("seconds"),
                 "started_at": v.get("started_at"), "notebook": v.get("notebook")}
                for k, v in rec.get("stages", {}).items()]
-    workflow = [{"run": run, "trial_id": rec["id"], "stage": k, "seconds": v}
+    activity = [{"run": run, "trial_id": rec["id"], "activity": k, "seconds": v}
                 for k, v in (allocate_file(tp.trajectory) if tp.trajectory.is_file() else {}).items()]
-    return row, leaves, timings, workflow
+    return row, leaves, timings, activity
 
 
 def _with_driver(url: str) -> str:
@@ -254,7 +254,7 @@ class Store:
             for t in TABLES:
                 conn.execute(delete(t).where((t.c.run == row["run"]) & (t.c.trial_id == row["trial_id"])))
             conn.execute(insert(trials), [row])
-            for table, data in zip((leaf_scores, stage_timings, workflow_time), children, strict=True):
+            for table, data in zip((leaf_scores, stage_timings, activity_time), children, strict=True):
                 if data:
                     conn.execute(insert(table), data)
         return True

@@ -1,4 +1,4 @@
-"""Text views for a terminal (the CLI's tables), as :mod:`workbench.views` holds the notebooks' views.
+"""Text views for a terminal (the CLI's tables), as :mod:`workbench.displays` holds the notebooks' views.
 
 A rationale, a comment or a reviewer's name is text a submission or a judge may influence. Before it
 reaches a terminal it is made one clean line (:func:`one_line`): escape sequences and control

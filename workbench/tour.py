@@ -58,7 +58,7 @@ def phase_comparison(trials: dict[str, Path]) -> pd.DataFrame:
     return pd.DataFrame(rows).T
 
 
-def phase_chart(table: pd.DataFrame):
+def phase_bars(table: pd.DataFrame):
     """Grouped bars of the phase scores of each trial, as an embedded PNG with alt text (any export)."""
     import base64
     import io

@@ -15,8 +15,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from . import __version__
 from .paths import TrialPaths
+from .version import __version__
 
 ATIF_VERSION = "ATIF-v1.8"
 _SOURCE = {"system": "system", "user": "user", "assistant": "agent", "agent": "agent"}

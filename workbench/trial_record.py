@@ -12,10 +12,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from . import __version__
 from .io import atomic_write_json
 from .matrix import AgentConfig
 from .paths import TrialPaths
+from .version import __version__
 
 STAGES = ("session", "replay", "score", "review")
 UNFINISHED = ("running", "interrupted")  # re-run from scratch by a resume or a new `run`

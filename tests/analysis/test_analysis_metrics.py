@@ -23,19 +23,19 @@ def _trial(config, task, R, **kw):
     row = {"run": "r", "trial_id": f"{task}__{config}__1", "task": task, "field": field, "domain": "d",
            "scoring": "rubric", "config": config, "agent": "x", "model": config, "attempt": 1, "status": "complete",
            "refused": False, "fallback_used": None, "R": R, "final": True, "uncounted_weight": 0.0,
-           "modeling_score": R, "execution_score": R, "validation_score": R, "turns": 1, "agent_seconds": 3600.0,
+           "modeling_share": R, "execution_share": R, "validation_share": R, "turns": 1, "agent_seconds": 3600.0,
            "input_tokens": 1000, "output_tokens": 100, "agent_cost_usd": 1.0, "finished_at": "2026-11-01",
            "sota_g": None, "sota_band": None, "qa_oeq": None, "qa_mcq_accuracy": None}
     return {**row, **kw}
 
 
 TRIALS = pd.DataFrame([
-    _trial("A", "t1", 0.90, modeling_score=0.9, execution_score=0.9, validation_score=0.9, turns=10),
-    _trial("A", "t2", 0.95, modeling_score=1.0, execution_score=1.0, validation_score=0.85, turns=30),
+    _trial("A", "t1", 0.90, modeling_share=0.9, execution_share=0.9, validation_share=0.9, turns=10),
+    _trial("A", "t2", 0.95, modeling_share=1.0, execution_share=1.0, validation_share=0.85, turns=30),
     _trial("B", "t1", 0.30, refused=True, turns=2),
     _trial("C", "t1", None, status="infra_error", turns=None, agent_seconds=None),
     _trial("C", "t2", 0.50, refused=True, fallback_used="A", final=False, uncounted_weight=0.2,
-           modeling_score=0.6, execution_score=0.5, validation_score=0.4, turns=50),
+           modeling_share=0.6, execution_share=0.5, validation_share=0.4, turns=50),
 ])
 
 
@@ -63,7 +63,7 @@ def test_model_table(o):
     assert t.loc["C", "partial"] == pytest.approx(50.0) and t.loc["C", "partial_upper"] == pytest.approx(70.0)
     assert t.loc["C", "infra_error"] == 1 and t.loc["C", "provisional"] == 1
     assert t.loc["C", "refusal_rate"] == 100.0  # refused, even though the fallback scored
-    assert t.loc["A", "modeling"] == pytest.approx(95.0) and t.loc["A", "validation"] == pytest.approx(87.5)
+    assert t.loc["A", "modeling_share"] == pytest.approx(95.0) and t.loc["A", "validation_share"] == pytest.approx(87.5)
     assert t.loc["A", "turns"] == 20 and t.loc["A", "hours"] == 1.0 and t.loc["A", "tokens"] == 1100
     assert list(t.index) == ["A", "C", "B"]  # by partial score
 
@@ -106,9 +106,9 @@ def test_solved_by_any_and_composition_gap(o):
 
 
 def test_time_allocation_means_per_trajectory_shares(o):
-    wf = pd.DataFrame([{"run": "r", "trial_id": "t1__A__1", "stage": "paper_reconstruction", "seconds": 10.0},
-                       {"run": "r", "trial_id": "t1__A__1", "stage": "native_execution", "seconds": 30.0},
-                       {"run": "r", "trial_id": "t2__A__1", "stage": "native_execution", "seconds": 10.0}])
+    wf = pd.DataFrame([{"run": "r", "trial_id": "t1__A__1", "activity": "paper_reconstruction", "seconds": 10.0},
+                       {"run": "r", "trial_id": "t1__A__1", "activity": "native_execution", "seconds": 30.0},
+                       {"run": "r", "trial_id": "t2__A__1", "activity": "native_execution", "seconds": 10.0}])
     a = metrics.time_allocation(o, wf).set_index("config").loc["A"]
     assert a.trajectories == 2 and a["paper reconstruction"] == pytest.approx(12.5)
     assert a["native execution"] == pytest.approx(87.5) and a["implementation"] == 0

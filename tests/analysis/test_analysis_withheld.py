@@ -21,9 +21,9 @@ STUDY = pd.DataFrame([
     _trial("A", "t1", 0.5, full=False, R_upper=0.5, full_upper=False),
     _trial("A", "t2", 0.7, full=False, R_upper=0.7, full_upper=False),
     _trial("D", "t1", 0.95, full=True, final=False, needs_rescoring=True, uncounted_weight=0.05, R_upper=1.0,
-           full_upper=True, modeling_score=1.0, execution_score=1.0, validation_score=1.0),
+           full_upper=True, modeling_share=1.0, execution_share=1.0, validation_share=1.0),
     _trial("D", "t2", 0.80, full=False, final=False, uncounted_weight=0.2, R_upper=0.88, full_upper=False,
-           modeling_score=0.9, execution_score=0.9, validation_score=0.4),
+           modeling_share=0.9, execution_share=0.9, validation_share=0.4),
 ])
 
 
@@ -35,7 +35,7 @@ def o():
 def test_a_needs_rescoring_trial_is_withheld_not_scored(o):
     d1 = o.set_index(["config", "task"]).loc[("D", "t1")]
     assert d1.state == "withheld" and math.isnan(d1.score) and math.isnan(d1.R_upper)
-    assert d1.is_full is pd.NA and math.isnan(d1.modeling_score)
+    assert d1.is_full is pd.NA and math.isnan(d1.modeling_share)
 
 
 def test_withheld_r_does_not_enter_partial_or_full_rate(o):

@@ -8,11 +8,11 @@ import pytest
 
 from tests.fake_openai import ScriptedServer, reply
 from tests.scoring.modes import write_qa_task, write_sota_task
+from workbench.authoring.check import check_task
 from workbench.replay import replay
 from workbench.scoring import score_trial
 from workbench.scoring.judge import JudgeSettings
 from workbench.task import load_task
-from workbench.task.check import check_task
 
 
 def _score(task, sub, trial, **kw):

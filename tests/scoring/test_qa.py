@@ -2,7 +2,8 @@
 
 import pytest
 
-from workbench.scoring.qa import Fact, Questions, label_facts, letters, mcq_metrics, rating
+from workbench.scoring.qa import label_facts, mcq_metrics, rating
+from workbench.task.questions import Fact, Questions, letters, synthesized_rubric
 
 
 @pytest.mark.parametrize("labels, expected", [
@@ -75,7 +76,7 @@ def _facts_check(answer_text, qs_data, qid):
     """Score one OEQ answer through the synthesized rubric's own check spec."""
     from types import SimpleNamespace
 
-    from workbench.scoring.qa import Facts, facts, synthesized_rubric
+    from workbench.scoring.qa import Facts, facts
 
     qs = Questions.model_validate(qs_data)
     leaf = next(lf for lf in synthesized_rubric(qs, "t")["sub_tasks"] if lf["id"] == qid)
@@ -136,7 +137,7 @@ def test_a_shotgun_answer_scores_0_with_every_fact_incorrect(qid, blob, what):
 
 
 def test_candidate_numbers_thousands_and_embedded_digits():
-    from workbench.scoring.qa import NUMBER, candidates
+    from workbench.task.questions import NUMBER, candidates
 
     got = candidates("68,000 cells in G2M, CD4+ T and 3 clusters; r = 0.91, 26.0 %", NUMBER, {})
     assert got == {"integer": {68000.0, 3.0}, "decimal": {0.91}, "percentage": {26.0}}
@@ -169,7 +170,6 @@ def test_an_mcq_answered_with_every_letter_is_wrong_unless_all_are_correct():
 
 def test_declared_gates_become_root_gate_leaves_over_every_question():
     from workbench.rubric import parse_rubric
-    from workbench.scoring.qa import synthesized_rubric
 
     data = {**QS, "gates": [{"id": "G1", "title": "answers written by scanpy", "requirements": "receipts",
                              "check": {"kind": "written_by", "path": "submission/results/answers.json",
@@ -184,7 +184,7 @@ def test_declared_gates_become_root_gate_leaves_over_every_question():
 
 def test_a_failing_gate_zeroes_typed_in_answers_and_the_mcq_accuracy():
     from workbench.scoring.finalize import finalize
-    from workbench.scoring.qa import evaluate, synthesized_rubric
+    from workbench.scoring.qa import summarize_questions
     from workbench.scoring.results import LeafScore
 
     data = {"gates": [{"id": "G1", "title": "answers written by scanpy", "requirements": "receipts",
@@ -205,5 +205,5 @@ def test_a_failing_gate_zeroes_typed_in_answers_and_the_mcq_accuracy():
     assert fields["R"] == 0.0
     from types import SimpleNamespace
 
-    block = evaluate(qs, SimpleNamespace(read_json=lambda path: {"m1": ["A"]}), final)
+    block = summarize_questions(qs, SimpleNamespace(read_json=lambda path: {"m1": ["A"]}), final)
     assert block["mcq_accuracy"] == 0.0

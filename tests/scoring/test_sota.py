@@ -5,7 +5,8 @@ import math
 import pytest
 
 from workbench.errors import ValidationProblem
-from workbench.scoring.sota import SotaSpec, band, evaluate, improvement, parse_sota
+from workbench.scoring.sota import band, improvement, summarize_instances
+from workbench.task.sota_spec import SotaSpec, parse_sota
 
 
 @pytest.mark.parametrize("g, expected", [
@@ -74,22 +75,23 @@ def test_task_g_is_the_mean_over_instances_with_failures_at_minus_one():
         "a": {"metric": "acc", "direction": "higher_is_better", "sota": "0.80"},
         "b": {"metric": "rmse", "direction": "lower_is_better", "sota": "2.0 ± 0.1"},
         "c": {"metric": "acc", "direction": "higher_is_better", "sota": "0.5"}}})
-    block = evaluate(spec, {"a": {"acc": 0.88}, "b": {"rmse": 1.0}, "c": {"acc": None, "error": "no predictions"}})
+    block = summarize_instances(spec, {"a": {"acc": 0.88}, "b": {"rmse": 1.0},
+                                       "c": {"acc": None, "error": "no predictions"}})
     gs = {n: i["g"] for n, i in block["instances"].items()}
     assert gs["a"] == pytest.approx(0.1) and gs["b"] == pytest.approx(0.5) and gs["c"] == -1.0
     assert block["g"] == pytest.approx((0.1 + 0.5 - 1.0) / 3)
     assert block["band"] == "below"
     assert block["instances"]["c"]["error"] == "no predictions"
-    withheld = evaluate(spec, None, "the evaluator could not start", withheld=True)
+    withheld = summarize_instances(spec, None, "the evaluator could not start", withheld=True)
     assert withheld["withheld"] and withheld["g"] is None and withheld["band"] is None
-    rejected = evaluate(spec, None, "the evaluator ran out of time on the submission's outputs")
+    rejected = summarize_instances(spec, None, "the evaluator ran out of time on the submission's outputs")
     assert rejected["g"] == -1.0 and rejected["band"] == "below"
     assert "ran out of time" in rejected["instances"]["a"]["error"]
-    assert math.isclose(evaluate(spec, {})["g"], -1.0)
+    assert math.isclose(summarize_instances(spec, {})["g"], -1.0)
 
 
 def test_spec_errors_name_the_file_and_field(tmp_path):
-    from workbench.scoring.sota import load_spec
+    from workbench.task.sota_spec import load_spec
 
     p = tmp_path / "sota.json"
     p.write_text('{"instances": {"a": {"metric": "acc", "direction": "up", "sota": "0.9"}}}')

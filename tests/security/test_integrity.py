@@ -147,7 +147,7 @@ def test_the_hidden_evaluator_cannot_be_hijacked_by_planted_modules(tmp_path):
 def test_the_scoring_service_log_is_out_of_the_agents_reach(tmp_path):
     from workbench.agents.view import TaskView
     from workbench.agents.workspace import Workspace
-    from workbench.scoring.service import ScoringService
+    from workbench.scoring_server import ScoringService
 
     task = load_task(write_sota_task(tmp_path / "task"))
     log_dir = tmp_path / "trial" / "session" / "scoring"

@@ -25,7 +25,7 @@ import shlex
 import shutil
 from pathlib import Path
 
-from ..replay import SANDBOX_HOME
+from ..sandbox.base import SANDBOX_HOME
 from ..task import Task
 from . import cli_logs
 from .base import AgentResult, AgentStartError, BaseAgent, Budget, Trajectory, Usage

@@ -34,8 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..io import copy_tree, remove_tree
-from ..replay import sandbox_env
 from ..sandbox import Limits, Mount, SandboxSpec, get_sandbox
+from ..sandbox.base import sandbox_env
 from ..sandbox.volume import Volume
 from .view import TaskView, truncate
 

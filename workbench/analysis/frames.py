@@ -37,7 +37,7 @@ import pandas as pd
 from ..paths import RunPaths
 from ..store import Store
 
-PHASE_SCORES = ("modeling_score", "execution_score", "validation_score")
+PHASE_SHARES = ("modeling_share", "execution_share", "validation_share")
 COUNTED_STATES = ("final", "provisional", "refused", "missing", "unfinished")
 WITHHELD_STATES = ("infra_error", "withheld")
 ZERO_STATES = ("refused", "missing", "unfinished")  # count 0 (PaperBenchX §4.1)
@@ -105,7 +105,7 @@ def _store_current(store: Store, run: RunPaths) -> None:
 
 
 def load_index(root: Path | str, url: str | None = None,
-               tables: tuple[str, ...] = ("trials", "workflow_time")) -> dict[str, pd.DataFrame]:
+               tables: tuple[str, ...] = ("trials", "activity_time")) -> dict[str, pd.DataFrame]:
     """Tables of the index (``leaf_scores`` too when asked: ~40 rows per outcome) of every run under ``root``."""
     frames: dict[str, list[pd.DataFrame]] = {t: [] for t in tables}
     runs = run_dirs(root)
@@ -163,7 +163,7 @@ def outcomes(trials: pd.DataFrame) -> pd.DataFrame:
 
     cols = ["config", "task", "attempt"]
     if trials.empty:
-        return pd.DataFrame(columns=[*cols, "state", "score", "R_upper", "is_full", "full_upper", *PHASE_SCORES])
+        return pd.DataFrame(columns=[*cols, "state", "score", "R_upper", "is_full", "full_upper", *PHASE_SHARES])
     trials = trials.assign(**{c: None for c in OPTIONAL if c not in trials})
     t = _latest(trials)
     grid = pd.MultiIndex.from_product([sorted(t["config"].unique()), sorted(t["task"].unique()),
@@ -182,7 +182,7 @@ def outcomes(trials: pd.DataFrame) -> pd.DataFrame:
     upper = o["R_upper"].astype(float).fillna(r + o["uncounted_weight"].astype(float).fillna(0.0))
     o["score"] = r.mask(zero, 0.0).mask(withheld)
     o["R_upper"] = upper.mask(zero, 0.0).mask(withheld)
-    for col in PHASE_SCORES:
+    for col in PHASE_SHARES:
         o[col] = o[col].astype(float).mask(zero, 0.0).mask(withheld)
     for col in MODE_RESULTS:  # a withheld outcome's sota / qa numbers are withheld with it
         if col in o:

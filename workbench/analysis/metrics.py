@@ -14,10 +14,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .frames import PHASE_SCORES, WITHHELD_STATES, ZERO_STATES, _true
+from .frames import PHASE_SHARES, WITHHELD_STATES, ZERO_STATES, _true
 
 TRIM = 0.10  # trimmed mean: drop this share of outcomes at each end
-PHASES = {"modeling_score": "modeling", "execution_score": "execution", "validation_score": "validation"}
+SHARE_OF_PHASE = {f"{p}_share": p for p in ("modeling", "execution", "validation")}  # index column -> phase
 
 
 def trimmed_mean(values, trim: float = TRIM) -> float:
@@ -61,7 +61,7 @@ def model_table(o: pd.DataFrame) -> pd.DataFrame:
             "outcomes": len(g), "partial": 100 * c["score"].mean(), "partial_upper": 100 * c["R_upper"].mean(),
             "full_rate": _rate(c["is_full"]), "full_rate_upper": _rate(c["full_upper"]),
             "refusal_rate": 100 * ran["refused"].map(_true).mean() if len(ran) else np.nan,
-            **{PHASES[p]: 100 * c[p].mean() for p in PHASE_SCORES},
+            **{p: 100 * c[p].mean() for p in PHASE_SHARES},
             "turns": ran["turns"].astype(float).mean(), "turns_trimmed": trimmed_mean(ran["turns"]),
             "hours": ran["hours"].mean(), "tokens": ran["tokens"].mean(),
             "cost_usd": ran["agent_cost_usd"].astype(float).mean(),
@@ -92,7 +92,7 @@ def phase_distributions(o: pd.DataFrame) -> pd.DataFrame:
     """Per phase over outcomes: n, mean, median, IQR and the 10th-90th percentile range (in %)."""
     c = _counted(o)
     rows = []
-    for col, phase in PHASES.items():
+    for col, phase in SHARE_OF_PHASE.items():
         v = 100 * c[col].dropna().astype(float)
         q = v.quantile([0.10, 0.25, 0.50, 0.75, 0.90]) if len(v) else pd.Series([np.nan] * 5,
                                                                                  index=[.1, .25, .5, .75, .9])
@@ -124,23 +124,23 @@ def composition_gap(o: pd.DataFrame, threshold: float = 0.8) -> dict[str, Any]:
     """Outcomes with modeling and execution >= threshold: how many are full, and the validation score of
     those that are not (PaperBenchX §4.2: partial progress rarely composes into a full reproduction)."""
     c = _counted(o)
-    high = c[(c["modeling_score"] >= threshold) & (c["execution_score"] >= threshold)]
+    high = c[(c["modeling_share"] >= threshold) & (c["execution_share"] >= threshold)]
     gap = high[~high["is_full"]]
     return {"threshold": threshold, "high": len(high), "full": int(high["is_full"].sum()),
             "full_share": _rate(high["is_full"]), "not_full": len(gap),
-            "not_full_mean_validation": 100 * gap["validation_score"].mean() if len(gap) else float("nan"),
-            "high_mean_validation": 100 * high["validation_score"].mean() if len(high) else float("nan")}
+            "not_full_mean_validation": 100 * gap["validation_share"].mean() if len(gap) else float("nan"),
+            "high_mean_validation": 100 * high["validation_share"].mean() if len(high) else float("nan")}
 
 
-def time_allocation(o: pd.DataFrame, workflow: pd.DataFrame, per_config: int | None = 50,
+def time_allocation(o: pd.DataFrame, activity: pd.DataFrame, per_config: int | None = 50,
                     seed: int = 0) -> pd.DataFrame:
-    """Mean share (%) of tool-mediated time per workflow stage and configuration, over at most
+    """Mean share (%) of tool-mediated time per activity and configuration, over at most
     ``per_config`` sampled trajectories each (seeded; PaperBenchX samples 50 per model)."""
-    from .workflow import LABELS, STAGES
+    from ..activities import ACTIVITIES, LABELS
 
-    if workflow.empty:
-        return pd.DataFrame(columns=["config", "trajectories", *[LABELS[s] for s in (*STAGES, "uncoded")]])
-    share = workflow.pivot_table(index=["run", "trial_id"], columns="stage", values="seconds", aggfunc="sum",
+    if activity.empty:
+        return pd.DataFrame(columns=["config", "trajectories", *[LABELS[s] for s in (*ACTIVITIES, "uncoded")]])
+    share = activity.pivot_table(index=["run", "trial_id"], columns="activity", values="seconds", aggfunc="sum",
                                  fill_value=0.0)
     share = share.div(share.sum(axis=1), axis=0).reset_index()
     share = share.merge(o[["run", "trial_id", "config"]].dropna(), on=["run", "trial_id"])
@@ -149,7 +149,7 @@ def time_allocation(o: pd.DataFrame, workflow: pd.DataFrame, per_config: int | N
         if per_config and len(g) > per_config:
             g = g.sample(per_config, random_state=seed)
         rows.append({"config": cfg, "trajectories": len(g),
-                     **{LABELS[s]: 100 * (g[s].mean() if s in g else 0.0) for s in (*STAGES, "uncoded")}})
+                     **{LABELS[s]: 100 * (g[s].mean() if s in g else 0.0) for s in (*ACTIVITIES, "uncoded")}})
     return pd.DataFrame(rows)
 
 
@@ -201,7 +201,7 @@ def withheld(o: pd.DataFrame) -> pd.DataFrame:
             .sort_values(["config", "task", "attempt"], ignore_index=True))
 
 
-def pending(o: pd.DataFrame) -> pd.DataFrame:
+def not_final(o: pd.DataFrame) -> pd.DataFrame:
     """Outcomes that are not final, per configuration and state: provisional (counted with bounds),
     withheld and infrastructure errors (not counted), missing and unfinished (counted 0)."""
     p = o[~o["state"].isin(["final", "refused"])]

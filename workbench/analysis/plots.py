@@ -175,7 +175,7 @@ def allocation(alloc: pd.DataFrame, static: bool = False):
     if go:
         fig = go.Figure([go.Bar(y=alloc.config, x=alloc[s], name=s, orientation="h", marker_color=c)
                          for s, c in zip(stages, STAGE_COLORS, strict=False)])
-        return fig.update_layout(barmode="stack", title="Tool-mediated time by workflow stage (%)",
+        return fig.update_layout(barmode="stack", title="Tool-mediated time by activity (%)",
                                  height=_height(len(alloc), 28), xaxis_range=[0, 100], legend_orientation="h",
                                  legend_traceorder="normal")
     plt = _mpl()
@@ -186,7 +186,7 @@ def allocation(alloc: pd.DataFrame, static: bool = False):
         left += alloc[s].to_numpy()
     ax.set_xlim(0, 100)
     ax.legend(fontsize=7, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.12))
-    ax.set_title("Tool-mediated time by workflow stage (%)")
+    ax.set_title("Tool-mediated time by activity (%)")
     return fig
 
 

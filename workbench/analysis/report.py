@@ -47,7 +47,8 @@ def fmt_table(df: pd.DataFrame, digits: int = 2) -> str:
 
 
 TABLE2 = {"config": "configuration", "partial": "partial %", "full_rate": "full %", "refusal_rate": "refusal %",
-          "modeling": "modeling %", "execution": "execution %", "validation": "validation %", "turns": "turns",
+          "modeling_share": "modeling, % of phase", "execution_share": "execution, % of phase",
+          "validation_share": "validation, % of phase", "turns": "turns",
           "turns_trimmed": "turns (trimmed)", "hours": "hours", "tokens": "tokens (M)", "cost_usd": "cost $",
           "provisional": "awaiting review", "refused_no_fallback": "refused", "missing": "missing",
           "withheld": "withheld"}

@@ -18,11 +18,11 @@ from pathlib import Path
 import numpy as np
 from sqlalchemy import insert
 
+from ..activities import ACTIVITIES
 from ..io import atomic_write_json
 from ..paths import RunPaths
 from ..rubric import is_full
-from ..store import Store, leaf_scores, trials, workflow_time
-from .workflow import STAGES
+from ..store import Store, activity_time, leaf_scores, trials
 
 FIELDS = ["RF filters and FSS", "antennas", "photonic crystals", "metasurfaces", "quantum chemistry",
           "computational materials", "molecular docking", "single-cell omics", "genomics", "robot control",
@@ -78,7 +78,7 @@ def synthesize(run_dir: Path | str, *, configs: int = 10, tasks: int = 93, attem
                                        "full": False, "R_upper": 0.0, "full_upper": False, "coverage": 1.0,
                                        "needs_rescoring": False, "turns": 1, "agent_seconds": 5.0,
                                        "input_tokens": 2000, "output_tokens": 50, "agent_cost_usd": 0.01,
-                                       "modeling_score": 0.0, "execution_score": 0.0, "validation_score": 0.0,
+                                       "modeling_share": 0.0, "execution_share": 0.0, "validation_share": 0.0,
                                        "uncounted_weight": 0.0, "finished_at": "2026-11-01T01:00:00+00:00"})
                     continue
                 who = fallback or cfg
@@ -103,9 +103,9 @@ def synthesize(run_dir: Path | str, *, configs: int = 10, tasks: int = 93, attem
                        "needs_rescoring": bool((status == "withheld").any() or evaluator_withheld),
                        "coverage": float((weights * counted).sum()), "delivery": "delivered",
                        "agent_status": "completed", "replay": "succeeded", "pending_review": int((~counted).sum()),
-                       "modeling": earned["modeling"], "execution": earned["execution"],
-                       "validation": earned["validation"],
-                       **{f"{p}_score": earned[p] / phase_weight[p] for p in PHASE_SPLIT},
+                       "modeling_earned": earned["modeling"], "execution_earned": earned["execution"],
+                       "validation_earned": earned["validation"],
+                       **{f"{p}_share": earned[p] / phase_weight[p] for p in PHASE_SPLIT},
                        "uncounted_weight": float((weights * ~counted).sum()), "turns": turns,
                        "agent_seconds": seconds, "input_tokens": int(turns * rng.uniform(8e3, 2e4)),
                        "output_tokens": int(turns * rng.uniform(300, 900)),
@@ -125,13 +125,13 @@ def synthesize(run_dir: Path | str, *, configs: int = 10, tasks: int = 93, attem
                                       "score": score[i] if counted[i] else None,
                                       "status": status[i], "method": "deterministic", "rationale": ""})
                 share = rng.dirichlet([2.0, 3.0, 9.0, 4.0, 1.5])
-                flow_rows += [{"run": run.root.name, "trial_id": tid, "stage": s, "seconds": float(seconds * x)}
-                              for s, x in zip(STAGES, share, strict=True)]
+                flow_rows += [{"run": run.root.name, "trial_id": tid, "activity": s, "seconds": float(seconds * x)}
+                              for s, x in zip(ACTIVITIES, share, strict=True)]
 
     store = Store.for_run(run.root, url)
     store.rebuild(run.root)  # clears this run's rows (there are no trial directories)
     with store.engine.begin() as conn:
-        for table, rows in ((trials, trial_rows), (leaf_scores, leaf_rows), (workflow_time, flow_rows)):
+        for table, rows in ((trials, trial_rows), (leaf_scores, leaf_rows), (activity_time, flow_rows)):
             cols = [c.name for c in table.columns]  # executemany needs the same keys in every row
             rows = [{c: r.get(c) for c in cols} for r in rows]
             for i in range(0, len(rows), 20_000):
@@ -140,7 +140,7 @@ def synthesize(run_dir: Path | str, *, configs: int = 10, tasks: int = 93, attem
     params = {"configs": configs, "tasks": tasks, "attempts": attempts, "leaves": leaves, "fields": fields,
               "sota_tasks": sota_tasks, "qa_tasks": qa_tasks, "seed": seed}
     atomic_write_json(run.run_json, {"synthetic": True, "generator": params, "tasks": {}, "configs": {}})
-    return {"trials": len(trial_rows), "leaf_scores": len(leaf_rows), "workflow_time": len(flow_rows)}
+    return {"trials": len(trial_rows), "leaf_scores": len(leaf_rows), "activity_time": len(flow_rows)}
 
 
 def is_synthetic(run_dir: Path | str) -> bool:

@@ -18,7 +18,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from .. import __version__
 from ..errors import WorkbenchError
 from ..io import atomic_write_json
 from ..matrix import is_credential
@@ -27,6 +26,7 @@ from ..rubric import PHASES
 from ..scoring.results import Scores
 from ..trajectory import _arguments, read_trajectory
 from ..trial_record import TrialRecord, read_trial
+from ..version import __version__
 from . import trial_dirs
 
 SCORERS = ("R", *PHASES)

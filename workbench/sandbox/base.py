@@ -143,3 +143,23 @@ class PerCallSession:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+SANDBOX_HOME = "/tmp"  # the sandbox user's home: the call's own /tmp, gone when the call ends
+
+
+def sandbox_env(env_dir: str | None, cpus: int, keep_path: bool = False) -> dict[str, str]:
+    """The replay's environment variables; ``keep_path`` leaves PATH to the image (container backends)."""
+    path = "/usr/local/bin:/usr/bin:/bin"
+    env = {
+        "HOME": SANDBOX_HOME, "TMPDIR": "/tmp", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
+        "MPLCONFIGDIR": "/tmp/.matplotlib", "MPLBACKEND": "Agg", "NUMBA_CACHE_DIR": "/tmp/.numba",
+        "PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": str(cpus), "OPENBLAS_NUM_THREADS": str(cpus),
+        "MKL_NUM_THREADS": str(cpus), "WORKBENCH_REPLAY": "1",
+    }
+    if env_dir:
+        env["VIRTUAL_ENV"] = env["WORKBENCH_ENV"] = env_dir
+        path = f"{env_dir}/bin:{path}"
+    if not keep_path:
+        env["PATH"] = path
+    return env

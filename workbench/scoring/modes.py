@@ -27,9 +27,9 @@ from ..evidence import Evidence
 from ..task import Task
 from ..task.model import Feedback
 from .evaluator import run_evaluator
-from .qa import evaluate as qa_evaluate
+from .qa import summarize_questions
 from .results import LeafScore
-from .sota import EvaluationRejected, EvaluatorFailed, evaluate, instance_checks
+from .sota import EvaluationRejected, EvaluatorFailed, instance_checks, summarize_instances
 
 FEEDBACK: tuple[str, ...] = get_args(Feedback)  # what a scoring service answer can hold
 
@@ -60,10 +60,10 @@ def sota_block(task: Task, evidence_dir: Path) -> dict[str, Any]:
                                 env_dir=env["dir"], memory_mb=task.config.environment.memory_mb,
                                 timeout=min(spec.timeout_sec, task.config.verifier.timeout_sec))
     except EvaluatorFailed as exc:
-        return evaluate(spec, None, str(exc), withheld=True)
+        return summarize_instances(spec, None, str(exc), withheld=True)
     except EvaluationRejected as exc:
-        return evaluate(spec, None, str(exc))
-    return evaluate(spec, results)
+        return summarize_instances(spec, None, str(exc))
+    return summarize_instances(spec, results)
 
 
 def _sota_prepare(task: Task, evidence_dir: Path, ev: Evidence):
@@ -76,7 +76,7 @@ def _sota_block(task: Task, ev: Evidence, block: dict[str, Any] | None, leaves: 
 
 
 def _qa_block(task: Task, ev: Evidence, block: dict[str, Any] | None, leaves: list[LeafScore]):
-    return {"qa": qa_evaluate(task.questions, ev, leaves)}
+    return {"qa": summarize_questions(task.questions, ev, leaves)}
 
 
 MODES: dict[str, Mode] = {

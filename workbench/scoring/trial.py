@@ -20,7 +20,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
 from ..errors import WorkbenchError
 from ..evidence import Evidence, ensure_intact, read_manifest
 from ..io import atomic_write_json, digest_of, read_json, sha256_bytes
@@ -29,6 +28,7 @@ from ..reader import Reader
 from ..rubric import Leaf
 from ..task import Task
 from ..trial_record import update_outcome
+from ..version import __version__
 from .finalize import ReviewRecord, finalize, machine_result
 from .judge import JudgeSettings
 from .leaves import host_check, leaf_evidence_digest, score_leaf

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..evidence import normalize
-from ..paths import TaskPaths
+from ..paths import ENTRY, TaskPaths
 from ..rubric import Leaf, Rubric
 
 GLOB_CHARS = frozenset("*?[")
@@ -62,8 +62,6 @@ def evidence_reads(rubric: Rubric) -> list[EvidenceRead]:
 def package_sources(paths: TaskPaths, reads: Iterable[EvidenceRead] = ()) -> set[str]:
     """Top-level entries a submission delivers as-is: those of solution/ (of the starter submission when
     there is no solution), reproduce.sh, and those the rubric itself declares sources."""
-    from ..replay import ENTRY
-
     base = paths.solution if paths.solution.is_dir() else paths.starter
     names = {p.name for p in base.iterdir()} if base.is_dir() else set()
     return names | {ENTRY} | {r.top for r in reads if r.declared_source and r.top and not r.is_glob}

@@ -41,26 +41,26 @@ class Task:
         """The rubric scored for this task: tests/rubric.json, or for ``qa`` tasks one leaf per question,
         or for ``sota`` tasks without a rubric.json one leaf per evaluation instance."""
         if self.scoring == "qa":
-            from ..scoring.qa import synthesized_rubric
+            from .questions import synthesized_rubric
 
             return parse_rubric(synthesized_rubric(self.questions, self.id), str(self.paths.questions))
         if self.scoring == "sota" and not self.paths.rubric.is_file():
-            from ..scoring.sota import synthesized_rubric
+            from .sota_spec import synthesized_rubric
 
             return parse_rubric(synthesized_rubric(self.sota_spec, self.id), str(self.paths.sota))
         return load_rubric(self.paths.rubric)
 
     @cached_property
     def questions(self):
-        """tests/questions.json of a ``qa`` task (scoring.qa.Questions)."""
-        from ..scoring.qa import load_questions
+        """tests/questions.json of a ``qa`` task (task.questions.Questions)."""
+        from .questions import load_questions
 
         return load_questions(self.paths.questions)
 
     @cached_property
     def sota_spec(self):
-        """tests/sota.json of a ``sota`` task (scoring.sota.SotaSpec)."""
-        from ..scoring.sota import load_spec
+        """tests/sota.json of a ``sota`` task (task.sota_spec.SotaSpec)."""
+        from .sota_spec import load_spec
 
         return load_spec(self.paths.sota)
 

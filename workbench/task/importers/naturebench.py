@@ -14,7 +14,7 @@ import shutil
 from pathlib import Path
 
 from ...errors import WorkbenchError
-from ...scoring.sota import parse_sota
+from ..sota_spec import parse_sota
 from .common import ImportReport, write_generic_install, write_toml_task
 
 REPLAY_NOTE = """

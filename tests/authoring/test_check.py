@@ -1,8 +1,8 @@
 import json
 
 from tests.conftest import DEMO, write_task
+from workbench.authoring.check import check_task
 from workbench.task import load_task
-from workbench.task.check import check_task
 
 
 def test_the_demo_task_is_complete():

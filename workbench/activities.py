@@ -1,11 +1,11 @@
-"""Time allocation by workflow stage, coded from an agent's tool actions by fixed rules (PaperBenchX, Fig. 6c).
+"""Time allocation by activity, coded from an agent's tool actions by fixed rules (PaperBenchX, Fig. 6c).
 
 Only tool-mediated time counts: a turn's duration is the ``elapsed_sec`` since the previous record,
 split evenly over the turn's tool calls; turns without tool calls are not coded. Each call gets the
-first stage whose rule matches its tool name and arguments (lower-cased text):
+first activity whose rule matches its tool name and arguments (lower-cased text):
 
 ============================  =====================================================================
-stage                         rule (first match wins)
+activity                      rule (first match wins)
 ============================  =====================================================================
 evidence_and_replay           mentions ``reproduce.sh``, writes a README/REPORT, ``sha256sum``, or
                               the tools ``finish`` / ``submit_for_score``
@@ -32,7 +32,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-STAGES = ("paper_reconstruction", "implementation", "native_execution", "diagnosis_and_tuning",
+ACTIVITIES = ("paper_reconstruction", "implementation", "native_execution", "diagnosis_and_tuning",
           "evidence_and_replay")
 LABELS = {"paper_reconstruction": "paper reconstruction", "implementation": "implementation",
           "native_execution": "native execution", "diagnosis_and_tuning": "diagnosis and tuning",
@@ -65,14 +65,14 @@ def call_text(call: dict[str, Any]) -> str:
 
 def code_call(call: dict[str, Any]) -> str:
     text = call_text(call)
-    for stage, rule in RULES:
+    for activity, rule in RULES:
         if rule.search(text):
-            return stage
+            return activity
     return "uncoded"
 
 
 def allocate(records: list[dict[str, Any]]) -> dict[str, float]:
-    """Seconds of tool-mediated time per stage for one trajectory (stages with no time are absent)."""
+    """Seconds of tool-mediated time per activity for one trajectory (activities with no time are absent)."""
     out: dict[str, float] = {}
     previous = 0.0
     for rec in records:
@@ -82,13 +82,13 @@ def allocate(records: list[dict[str, Any]]) -> dict[str, float]:
         spent, previous = max(0.0, float(elapsed) - previous), float(elapsed)
         calls = rec.get("tool_calls") or []
         for call in calls:
-            stage = code_call(call)
-            out[stage] = out.get(stage, 0.0) + spent / len(calls)
+            activity = code_call(call)
+            out[activity] = out.get(activity, 0.0) + spent / len(calls)
     return out
 
 
 def allocate_file(path: Path) -> dict[str, float]:
-    from ..trajectory import read_trajectory
+    from .trajectory import read_trajectory
 
     try:
         return allocate(read_trajectory(path))

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from ..paths import RunPaths
-from ..review.stats import binarize, classification, cohen_kappa
+from ..scoring.finalize import ReviewRecord
 from ..store import Store
-from .finalize import ReviewRecord
+from .stats import binarize, classification, cohen_kappa
 
 
 def judge_scores(run: RunPaths) -> dict[tuple[str, str], dict[str, Any]]:

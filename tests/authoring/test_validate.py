@@ -7,12 +7,12 @@ import json
 import pytest
 
 from tests.conftest import REPO, run_cli, write_task
+from workbench.authoring.check import check_task
+from workbench.authoring.validate import _same_scores, compare_evidence, freeze_task, frozen_changes, validate_task
 from workbench.errors import WorkbenchError
 from workbench.evidence import freeze
 from workbench.task import find_tasks, load_task
-from workbench.task.check import check_task
 from workbench.task.records import Determinism, Tolerance, ValidationRecord
-from workbench.task.validate import _same_scores, compare_evidence, freeze_task, frozen_changes, validate_task
 
 PARTIAL = 'mkdir -p results\necho \'{"value": 42}\' > results/value.json\n'  # no log.txt
 INVALID = 'mkdir -p results\necho \'{"value": 7}\' > results/value.json\nexit 1\n'
@@ -174,7 +174,7 @@ def test_every_bundled_task_is_complete(root):
     task = load_task(root)
     leaves = task.rubric.leaves
     if task.scoring == "qa":  # one leaf per question, answers verified by running the analysis
-        from workbench.scoring.qa import load_questions
+        from workbench.task.questions import load_questions
 
         spec = load_questions(task.paths.questions)
         qs = spec.questions

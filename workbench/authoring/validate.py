@@ -26,14 +26,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
 from ..env import environment_for, install_env, install_image
 from ..errors import WorkbenchError, load_toml_model
 from ..io import atomic_write_json, iter_files, remove_tree, sha256_file
 from ..replay import replay
 from ..scoring import score_trial
-from .package import Task, load_task
-from .records import CheckResult, Determinism, FreezeRecord, ReviewLog, ValidationRecord
+from ..task.package import Task, load_task
+from ..task.records import CheckResult, Determinism, FreezeRecord, ReviewLog, ValidationRecord
+from ..version import __version__
 
 log = logging.getLogger(__name__)
 

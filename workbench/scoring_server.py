@@ -31,8 +31,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from ..io import remove_tree
-from ..task import Task
+from .io import remove_tree
+from .task import Task
 
 log = logging.getLogger(__name__)
 MAX_BODY = 64_000
@@ -56,16 +56,16 @@ class ScoringService:
 
     # --- evaluation ----------------------------------------------------------------------------
 
-    def evaluate(self, description: str = "") -> dict[str, Any]:
+    def score_submission(self, description: str = "") -> dict[str, Any]:
         """Replay and score the current candidate; one evaluation at a time."""
         with self._lock:
             with self.pause() if self.pause else contextlib.nullcontext():
                 return self._evaluate(description[:2000])
 
     def _evaluate(self, description: str) -> dict[str, Any]:
-        from ..replay import replay
-        from .modes import feedback_for
-        from .trial import score_trial
+        from .replay import replay
+        from .scoring.modes import feedback_for
+        from .scoring.trial import score_trial
 
         n = len(self.attempts) + 1
         started = time.monotonic()
@@ -152,7 +152,7 @@ class ScoringService:
                 except json.JSONDecodeError:
                     body = {}
                 desc = str(body.get("description", "")) if isinstance(body, dict) else ""
-                return self._send(200, service.evaluate(desc))
+                return self._send(200, service.score_submission(desc))
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         threading.Thread(target=self._server.serve_forever, daemon=True, name="scoring-service").start()

@@ -16,7 +16,7 @@ from workbench.agents.base import Budget
 from workbench.agents.scoring_client import submit
 from workbench.io import copy_tree
 from workbench.matrix import AgentConfig
-from workbench.scoring.service import ScoringService
+from workbench.scoring_server import ScoringService
 from workbench.session import run_session
 from workbench.task import load_task
 

@@ -3,10 +3,10 @@ import json
 import pytest
 
 from tests.conftest import config, write_task
-from workbench.analysis.workflow import allocate, code_call
+from workbench.activities import allocate, code_call
 
 
-@pytest.mark.parametrize("call, stage", [
+@pytest.mark.parametrize("call, activity", [
     ({"name": "read_file", "arguments": {"path": "/home/task/paper/paper.md"}}, "paper_reconstruction"),
     ({"name": "bash", "arguments": {"command": "grep -n energy /home/task/instruction.md"}}, "paper_reconstruction"),
     ({"name": "write_file", "arguments": {"path": "src/model.py", "content": "x = 1"}}, "implementation"),
@@ -21,8 +21,8 @@ from workbench.analysis.workflow import allocate, code_call
     ({"name": "finish", "arguments": {}}, "evidence_and_replay"),
     ({"name": "bash", "arguments": {"command": "echo hello"}}, "uncoded"),
 ])
-def test_fixed_rules_code_tool_calls(call, stage):
-    assert code_call(call) == stage
+def test_fixed_rules_code_tool_calls(call, activity):
+    assert code_call(call) == activity
 
 
 def test_turn_time_is_split_over_its_calls_and_untimed_turns_are_skipped():
@@ -38,7 +38,7 @@ def test_turn_time_is_split_over_its_calls_and_untimed_turns_are_skipped():
     assert allocate(records) == {"paper_reconstruction": 5.0, "implementation": 5.0, "native_execution": 30.0}
 
 
-def test_the_index_holds_workflow_time_and_task_fields(tmp_path):
+def test_the_index_holds_activity_time_and_task_fields(tmp_path):
     from workbench.pipeline import run_trial
     from workbench.store import Store
     from workbench.task import load_task
@@ -55,9 +55,9 @@ def test_the_index_holds_workflow_time_and_task_fields(tmp_path):
     row = store.frame().iloc[0]
     assert (row.field, row.domain, row.scoring) == ("sandboxing", "testing", "rubric")
     usage = json.loads((run / "trials/mini__oracle__1/session/usage.json").read_text())
-    assert row.turns == usage["turns"] and row.modeling_score == 1.0 and row.validation_score == pytest.approx(0.5)
+    assert row.turns == usage["turns"] and row.modeling_share == 1.0 and row.validation_share == pytest.approx(0.5)
     assert row.uncounted_weight == pytest.approx(0.25)  # the expert leaf awaiting review
-    wf = store.frame("workflow_time")
-    spent = dict(zip(wf.stage, wf.seconds, strict=True))
+    wf = store.frame("activity_time")
+    spent = dict(zip(wf.activity, wf.seconds, strict=True))
     assert spent["native_execution"] == pytest.approx(12.0, abs=0.5)  # the oracle's own copy step is uncoded
     assert set(spent) <= {"native_execution", "uncoded"}
