@@ -61,7 +61,7 @@ def _index_equals_scores(run, trial_dir):
     for field in ("full", "full_upper", "final", "needs_rescoring"):
         assert bool(getattr(row, field)) == scores[field] and outcome[field] == scores[field], field
     for phase, value in scores["phases"].items():
-        assert getattr(row, phase) == pytest.approx(value) and outcome["phases"][phase] == value
+        assert getattr(row, f"{phase}_earned") == pytest.approx(value) and outcome["phases"][phase] == value
     assert row.pending_review == pending == outcome["pending_review"]
     leaf_rows = Store.for_run(run).frame("leaf_scores")
     leaf_rows = leaf_rows[leaf_rows.trial_id == trial_dir.name].set_index("leaf_id")
