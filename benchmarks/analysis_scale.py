@@ -51,7 +51,7 @@ def main() -> None:
             def analyse(runs=runs):
                 index = frames.load_index(runs)
                 o = frames.outcomes(index["trials"])
-                metrics.model_table(o), metrics.domain_view(o), metrics.phase_distributions(o)
+                metrics.model_table(o), metrics.domain_view(o), metrics.phase_share_distributions(o)
                 metrics.solved_by_any(o), metrics.composition_gap(o)
                 metrics.time_allocation(o, index["activity_time"])
                 return len(o)

@@ -272,7 +272,7 @@ def test_papers_are_cited_by_name_not_by_internal_document_numbers():
 
 def test_a_stage_line_cannot_rewrite_the_terminal(capsys):
     """Stage lines carry error texts and kernel warnings a submission can shape (its file names)."""
-    from workbench.cli import _stage_line
+    from workbench.cli.common import stage_line as _stage_line
 
     _stage_line("replay: SandboxSetupError: results/\x1b[2J\x1b]0;pwned\x07x.txt\nfake line after 1.0 s")
     err = capsys.readouterr().err

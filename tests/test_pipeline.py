@@ -86,5 +86,5 @@ def test_an_infrastructure_failure_in_a_stage_is_recorded_not_scored(tmp_path, m
     assert record["status"] == "infra_error" and "simulated" in record["error"]
     assert record["stages"]["session"]["status"] == "done"
     assert record["stages"]["replay"]["status"] == "failed" and "simulated" in record["stages"]["replay"]["error"]
-    assert record["stages"]["score"]["status"] == "pending"
+    assert record["stages"]["score"]["status"] == "queued"
     assert not tp.scores.exists()

@@ -17,7 +17,7 @@ def test_index_rebuilds_from_trial_directories_without_duplicates(tmp_path):
     assert sorted(trials.trial_id) == ["mini__nop__1", "mini__oracle__1"]
     row = trials.set_index("trial_id").loc["mini__oracle__1"]
     assert row.status == "complete" and row.R == 0.75 and row.delivery == "delivered" and row.engine == "inline"
-    assert row.modeling_earned == 0.25 and row.pending_review == 1
+    assert row.modeling_earned == 0.25 and row.awaiting_review == 1
     leaves = store.frame("leaf_scores")
     assert len(leaves) == 8 and set(leaves.status) >= {"scored", "pending_review"}
     timings = store.frame("stage_timings")

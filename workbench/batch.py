@@ -29,10 +29,10 @@ from .executors import EXECUTORS, get_executor
 from .io import atomic_write_json, read_json
 from .matrix import AgentConfig, Matrix, load_matrix
 from .paths import RunPaths
-from .pipeline import read_trial, run_trial, trial_id
+from .pipeline import run_trial, trial_id
 from .store import Store
 from .task import Task, load_task
-from .trial_record import UNFINISHED, record_digest
+from .trial_record import UNFINISHED, read_trial, record_digest
 from .version import __version__
 
 log = logging.getLogger(__name__)

@@ -106,7 +106,7 @@ def leaf_table(trial_dir: str | Path):
     return df[cols].reset_index(drop=True)
 
 
-def phase_chart(trial_dir: str | Path):
+def earned_weight_chart(trial_dir: str | Path):
     """Earned vs available effective weight per phase (a matplotlib Figure, renders offline)."""
     from matplotlib.figure import Figure
 

@@ -126,13 +126,6 @@ class Walk:
             stack.extend(reversed(below))
 
 
-def copy_regular(src: str, dst: str) -> None:
-    """Copy a regular file's bytes, mode and times; anything else (a FIFO, socket or device in an
-    untrusted tree) is skipped instead of blocking or reading a device."""
-    if stat.S_ISREG(os.lstat(src).st_mode):
-        shutil.copy2(src, dst, follow_symlinks=False)
-
-
 @dataclass
 class Copied:
     """What :func:`copy_tree` left out, relative to its source."""
@@ -251,28 +244,6 @@ def remove_tree(path: Path | str) -> None:
         for fd, _ in stack:
             os.close(fd)
     os.rmdir(path)
-
-
-OWNED = ".workbench-owned"  # a folder the workbench created and may start over
-
-
-def start_fresh(path: Path | str, *, owned_if: Iterable[str] = ("run.json",)) -> Path:
-    """Make ``path`` an empty folder for the workbench to fill, deleting only what the workbench made: a folder
-    it created (marked with :data:`OWNED`) or one holding one of ``owned_if`` (a run's run.json). A user's
-    folder with anything else in it is refused, never emptied."""
-    from .errors import WorkbenchError
-
-    path = Path(path)
-    if path.is_symlink() or (path.exists() and not path.is_dir()):
-        raise WorkbenchError(f"{path}: not a folder; choose another --out")
-    if path.is_dir() and any(path.iterdir()):
-        if not any((path / n).exists() for n in (OWNED, *owned_if)):
-            raise WorkbenchError(f"{path}: not empty and not made by the workbench; refusing to delete its "
-                                 "contents (choose another --out, or an empty folder)")
-        remove_tree(path)
-    path.mkdir(parents=True, exist_ok=True)
-    (path / OWNED).write_text("created by workbench; deleted and recreated when it runs here again\n")
-    return path
 
 
 def sha256_file(path: Path) -> str:

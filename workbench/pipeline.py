@@ -30,7 +30,7 @@ from .matrix import AgentConfig
 from .paths import RunPaths, TrialPaths
 from .scoring.results import Scores, outcome_fields
 from .task import Task
-from .trial_record import STAGES, StageRecord, TrialRecord, now, read_trial, record_digest  # noqa: F401 (re-exported)
+from .trial_record import UNFINISHED, StageRecord, TrialRecord, now, read_trial, record_digest
 from .version import __version__
 
 log = logging.getLogger(__name__)
@@ -236,3 +236,27 @@ def lock_single_run(run: RunPaths, task: Task, config: AgentConfig) -> None:
     data["configs"][config.name] = config.model_dump()
     data["workbench_version"] = __version__
     atomic_write_json(run.run_json, data)
+
+
+def run_single(task: Task, config: AgentConfig, out: Path, *, attempt: int = 1, replace: bool = False,
+               say: Progress | None = None, **options: Any) -> TrialRecord:
+    """`workbench run` and the demo: one attempt of one configuration into the run folder ``out``.
+
+    Refused before anything is recorded: an agent that cannot start here, a complete attempt already there
+    (unless ``replace``), a task or configuration that changed under the run. An attempt whose process died
+    or was interrupted is run again from scratch. ``options`` go to :func:`run_trial`."""
+    from .agents import check_environments  # the agents' modules import openai: only when a run starts
+
+    check_environments([config])
+    run = RunPaths(Path(out).resolve())
+    existing = run.trial(trial_id(task.id, config.name, attempt))
+    before = read_trial(existing)
+    if before is not None and before.status in UNFINISHED:
+        if say:
+            say(f"{existing.root}: attempt {attempt} was {before.status} ({before.error or 'its process died'}); "
+                "running it again from scratch")
+    elif existing.trial_json.is_file() and not replace:
+        raise WorkbenchError(f"{existing.root}: attempt {attempt} of {config.name!r} on {task.id} is already there; "
+                             f"--attempt {attempt + 1} for another, or --force to replace it")
+    lock_single_run(run, task, config)
+    return run_trial(task, config, run.root, attempt=attempt, **options)

@@ -60,8 +60,8 @@ def review(task_dir: str, trial_dir: str) -> dict[str, Any]:
     queue = [{"id": lf.id, "title": lf.title, "phase": lf.phase, "status": lf.status, "method": lf.method,
               "effective_weight": lf.effective_weight, "evidence_refs": lf.evidence_refs}
              for lf in scores.leaves if lf.status in AWAITING]
-    return {"queue": queue, "pending": len(queue),
-            "pending_weight": sum(q["effective_weight"] for q in queue)}
+    return {"queue": queue, "awaiting": len(queue),
+            "awaiting_weight": sum(q["effective_weight"] for q in queue)}
 
 
 RUNNERS = {"session": session, "replay": replay, "score": score, "review": review}

@@ -40,7 +40,7 @@ log = logging.getLogger(__name__)
 
 metadata = MetaData()
 
-SCHEMA_VERSION = "6"  # of the derived index tables; a different stored version means drop and rebuild
+SCHEMA_VERSION = "7"  # of the derived index tables; a different stored version means drop and rebuild
 
 trials = Table(
     "trials", metadata,
@@ -57,7 +57,7 @@ trials = Table(
     Column("needs_rescoring", Boolean),
     # each phase twice: the weight earned (of the task's 1), and that as a share of the phase's weight
     Column("modeling_earned", Float), Column("execution_earned", Float), Column("validation_earned", Float),
-    Column("pending_review", Integer),
+    Column("awaiting_review", Integer),  # leaves pending review, withheld or disputed
     Column("modeling_share", Float), Column("execution_share", Float), Column("validation_share", Float),
     Column("uncounted_weight", Float),  # weight of leaves still pending, withheld or disputed
     Column("turns", Integer), Column("agent_seconds", Float), Column("input_tokens", Integer),
@@ -139,7 +139,7 @@ def _scores_columns(scores: dict) -> dict:
             "final": scores.get("final"), "R_upper": scores.get("R_upper"), "full_upper": scores.get("full_upper"),
             "needs_rescoring": scores.get("needs_rescoring"),
             **{f"{p}_earned": phases.get(p) for p in PHASES},
-            "pending_review": sum(1 for lf in leaves if lf["status"] in AWAITING),
+            "awaiting_review": sum(1 for lf in leaves if lf["status"] in AWAITING),
             **share, "uncounted_weight": uncounted, "sota_g": sota.get("g"),
             "sota_band": sota.get("band"), "qa_oeq": qa.get("oeq_mean"), "qa_mcq_accuracy": qa.get("mcq_accuracy"),
             "judge_prompt_tokens": (scores.get("judge_usage") or {}).get("prompt_tokens"),

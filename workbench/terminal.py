@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import shutil
+from collections import Counter
 from collections.abc import Sequence
 
 from .rubric import PHASES
@@ -73,3 +74,35 @@ def awaiting_table(items: Sequence[dict], width: int | None = None) -> list[str]
     count = (f"{len(items)} {'leaf awaits' if len(items) == 1 else 'leaves await'} review in {trials} "
              f"trial{'' if trials == 1 else 's'}")
     return [*table(("trial", "leaf", "phase", "weight", "awaits"), rows, width, right=("weight",)), count]
+
+
+def score_lines(scores, rescore: str | None = None, leaves: bool = False) -> list[str]:
+    """A scored trial for `run` and `score`: R with both phase quantities, leaf counts by status, the
+    judge's usage, withheld leaves with their causes (and ``rescore``, the command that rescores them),
+    and with ``leaves`` the leaf table."""
+    ph, weights = scores.phases, scores.phase_weights
+
+    def phase(p: str) -> str:
+        e, w = ph.get(p, 0.0), weights.get(p, 0.0)
+        return f"{p} {e:.3f} of {w:.3f}" + (f" ({e / w:.0%})" if w else "")
+
+    out = [f"R = {scores.R:.4f}  full = {str(scores.full).lower()}  coverage = {scores.coverage:.3f}",
+           "phases, weight earned of the phase's weight (share): " + ", ".join(phase(p) for p in PHASES)]
+    counts = Counter(lf.status for lf in scores.leaves)
+    out.append("leaves: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
+    u = scores.judge_usage
+    if u.get("leaves"):
+        cost = f", ${u['cost_usd']:.4f}" if u.get("cost_usd") is not None else ""
+        out.append(f"judge: {u['leaves']} leaves ({u['cached']} from cache), {u['calls_made']} model calls, "
+                   f"{u['prompt_tokens'] + u['completion_tokens']} tokens{cost}"
+                   + (f", {u['invalid_replies']} invalid replies re-asked" if u.get("invalid_replies") else ""))
+    out += [f"judge fingerprint changed: {change}" for change in scores.fingerprint_changes]
+    withheld = [lf for lf in scores.leaves if lf.status == "withheld"]
+    if withheld:  # the judge or task code failed, not the submission: say why, and that it is not final
+        causes = sorted({one_line(lf.error or lf.rationale or "withheld", 200) for lf in withheld})
+        out.append(f"withheld: {len(withheld)} leaves, left out of R until rescored: {'; '.join(causes)}")
+        if rescore:
+            out.append(f"this trial needs rescoring: {rescore}")
+    if leaves:
+        out += ["", *leaf_table(scores), ""]
+    return out

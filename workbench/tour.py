@@ -48,8 +48,8 @@ def _scores(trial: Path) -> dict:
     return json.loads(TrialPaths(Path(trial)).scores.read_text())
 
 
-def phase_comparison(trials: dict[str, Path]) -> pd.DataFrame:
-    """Phase scores (share of each phase's weight earned, %) and R for several trials side by side."""
+def phase_shares(trials: dict[str, Path]) -> pd.DataFrame:
+    """The share of each phase's weight earned (%) and R, for several trials side by side."""
     rows = {}
     for name, trial in trials.items():
         s = _scores(trial)
@@ -58,8 +58,8 @@ def phase_comparison(trials: dict[str, Path]) -> pd.DataFrame:
     return pd.DataFrame(rows).T
 
 
-def phase_bars(table: pd.DataFrame):
-    """Grouped bars of the phase scores of each trial, as an embedded PNG with alt text (any export)."""
+def phase_share_bars(table: pd.DataFrame):
+    """Grouped bars of each trial's phase shares (:func:`phase_shares`): an embedded PNG with alt text."""
     import base64
     import io
 
@@ -81,7 +81,7 @@ def phase_bars(table: pd.DataFrame):
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
     plt.close(fig)
-    alt = "Phase scores: " + "; ".join(f"{n} R = {r['R']:.3f}" for n, r in table.iterrows())
+    alt = "Share of each phase's weight earned: " + "; ".join(f"{n} R = {r['R']:.3f}" for n, r in table.iterrows())
     return HTML(f'<img alt="{alt}" style="max-width:100%" '
                 f'src="data:image/png;base64,{base64.b64encode(buf.getvalue()).decode()}"/>')
 

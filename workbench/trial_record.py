@@ -10,7 +10,7 @@ import hashlib
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from .io import atomic_write_json
 from .matrix import AgentConfig
@@ -26,11 +26,16 @@ def now() -> str:
 
 
 class StageRecord(BaseModel):
-    status: Literal["pending", "running", "done", "failed"] = "pending"
+    status: Literal["queued", "running", "done", "failed"] = "queued"
     started_at: str | None = None
     seconds: float | None = None
     error: str | None = None
     notebook: str | None = None
+
+    @field_validator("status", mode="before")
+    @classmethod
+    def _queued(cls, v: Any) -> Any:
+        return "queued" if v == "pending" else v  # older trial.json files name a stage not started "pending"
 
 
 class TrialRecord(BaseModel):

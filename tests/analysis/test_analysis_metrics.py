@@ -78,7 +78,7 @@ def test_domain_view(o):
 
 
 def test_phase_distributions(o):
-    m = metrics.phase_distributions(o).set_index("phase").loc["modeling"]
+    m = metrics.phase_share_distributions(o).set_index("phase").loc["modeling"]
     # counted outcomes: A t1 90, A t2 100, B t1 0, B t2 0, C t2 60
     assert m.n == 5 and m["mean"] == pytest.approx(50) and m["median"] == 60
     assert m.q25 == 0 and m.q75 == 90 and m.p90 == pytest.approx(96)

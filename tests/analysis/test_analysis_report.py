@@ -33,7 +33,7 @@ def test_the_generated_index_has_the_shape_of_a_study(study):
     o = frames.outcomes(index["trials"])
     assert len(o) == 930 and o.config.nunique() == 10 and o.field.nunique() >= 6
     assert counts["leaf_scores"] >= 900 * 35 and len(index["leaf_scores"]) == counts["leaf_scores"]
-    assert set(o.state) >= {"final", "provisional", "withheld", "infra_error", "missing", "refused"}
+    assert set(o.state) >= {"final", "provisional", "needs_rescoring", "infra_error", "missing", "refused"}
     table = metrics.model_table(o)
     assert len(table) == 10 and table.partial.between(0, 100).all() and (table.partial_upper >= table.partial).all()
     assert (table.partial_upper > table.partial).any() and (table.full_rate_upper >= table.full_rate).all()
@@ -49,8 +49,8 @@ def test_the_report_is_built_from_an_executed_notebook(report):
     assert "<script src=\"http" not in html  # self-contained: nothing to fetch
     scraps = scrapbook.read_notebook(str(report.with_suffix(".ipynb"))).scraps["report"].data
     assert scraps["outcomes"] == 930 and len(scraps["configs"]) == 10 and scraps["fields"] >= 6
-    assert scraps["states"]["infra_error"] > 0 and scraps["states"]["withheld"] > 0  # withheld, shown
-    withheld = scraps["states"]["infra_error"] + scraps["states"]["withheld"]
+    assert scraps["states"]["infra_error"] > 0 and scraps["states"]["needs_rescoring"] > 0  # withheld, shown
+    withheld = scraps["states"]["infra_error"] + scraps["states"]["needs_rescoring"]
     assert f"{withheld} outcome(s) withheld" in html and len(scraps["withheld"]) == withheld
     assert all(f"<td>{trial}</td>" in html for trial in scraps["withheld"])  # each one listed
     assert re.search(r"<td>\d+\.\d\d \[\d+\.\d\d, \d+\.\d\d\]</td>", html)  # provisional bounds in Table 2

@@ -34,7 +34,7 @@ def o():
 
 def test_a_needs_rescoring_trial_is_withheld_not_scored(o):
     d1 = o.set_index(["config", "task"]).loc[("D", "t1")]
-    assert d1.state == "withheld" and math.isnan(d1.score) and math.isnan(d1.R_upper)
+    assert d1.state == "needs_rescoring" and math.isnan(d1.score) and math.isnan(d1.R_upper)
     assert d1.is_full is pd.NA and math.isnan(d1.modeling_share)
 
 
@@ -67,7 +67,7 @@ def test_full_is_the_scorers_boolean_not_a_float_comparison():
 def test_withheld_outcomes_enter_no_other_table(o):
     d = metrics.domain_view(o)
     assert math.isnan(d["heatmap"].loc["D", "F1"]) and d["difficulty"]["F1"] == pytest.approx(50.0)
-    dist = metrics.phase_distributions(o).set_index("phase")
+    dist = metrics.phase_share_distributions(o).set_index("phase")
     assert dist.loc["modeling", "n"] == 3 and dist.loc["modeling", "mean"] == pytest.approx((50 + 70 + 90) / 3)
     s = metrics.solved_by_any(o)
     assert (s["outcomes"], s["full_outcomes"], s["tasks_solved"]) == (3, 0, 0)

@@ -62,7 +62,7 @@ def _index_equals_scores(run, trial_dir):
         assert bool(getattr(row, field)) == scores[field] and outcome[field] == scores[field], field
     for phase, value in scores["phases"].items():
         assert getattr(row, f"{phase}_earned") == pytest.approx(value) and outcome["phases"][phase] == value
-    assert row.pending_review == pending == outcome["pending_review"]
+    assert row.awaiting_review == pending == outcome["awaiting_review"]
     leaf_rows = Store.for_run(run).frame("leaf_scores")
     leaf_rows = leaf_rows[leaf_rows.trial_id == trial_dir.name].set_index("leaf_id")
     assert {k: (r.status, r.score if r.score == r.score else None) for k, r in leaf_rows.iterrows()} == \

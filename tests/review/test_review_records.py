@@ -20,7 +20,7 @@ def test_an_expert_review_decides_a_pending_leaf_and_R_is_recomputed_everywhere(
     assert v2["score"] == 1.0 and v2["machine"]["status"] == "pending_review" and "Ada" in v2["rationale"]
     scores = json.loads((t / "scores.json").read_text())
     outcome = json.loads((t / "trial.json").read_text())["outcome"]
-    assert outcome["R"] == pytest.approx(scores["R"]) and outcome["pending_review"] == 1  # v3 still waits
+    assert outcome["R"] == pytest.approx(scores["R"]) and outcome["awaiting_review"] == 1  # v3 still waits
     row = Store.for_run(review_run).frame().set_index("trial_id").loc["mini__oracle__1"]
     assert row.R == pytest.approx(ORACLE_R + SIXTH)
 

@@ -48,7 +48,8 @@ def test_effective_weight_is_the_product_of_sibling_shares():
     w = {lf.id: lf.effective_weight for lf in rubric.leaves}
     assert w == pytest.approx({"a1": 0.25 * 0.25, "a2": 0.25 * 0.75, "b1": 0.75})
     assert rubric.stats() == {"leaves": 3, "phases": {"modeling": 0.0625, "execution": 0.1875, "validation": 0.75},
-                              "weight_sum": 1.0}
+                              "weight_sum": 1.0, "phase_leaves": {"modeling": 1, "execution": 1, "validation": 1},
+                              "methods": {"judge": 3}, "diagnostic_leaves": 0}
     assert {lf.id: lf.weight for lf in rubric.leaves} == {"a1": Fraction(1, 16), "a2": Fraction(3, 16),
                                                          "b1": Fraction(3, 4)}
 
@@ -130,3 +131,20 @@ def test_malformed_and_missing_files_are_clear_errors(tmp_path: Path):
     bad.write_text("[1, 2]")
     with pytest.raises(ValidationProblem, match="expected a JSON object"):
         load_rubric(bad)
+
+
+def test_declared_effective_points_must_be_what_the_weights_give():
+    """PaperBenchX leaves may state their points (of the root's 100): a statement the tree contradicts is
+    refused, naming the leaf, rather than silently overruled by the weights."""
+    def tree(points_b1):
+        return {"id": "r", "sub_tasks": [
+            {"id": "A", "weight": 20, "sub_tasks": [leaf("a1", effective_points=5), leaf("a2", w=3,
+                                                                                        effective_points=15)]},
+            {"id": "B", "weight": 80, "sub_tasks": [leaf("b1", "Validation", effective_points=points_b1)]}]}
+
+    assert [lf.weight for lf in parse_rubric(tree(80)).leaves] == [Fraction(1, 20), Fraction(3, 20), Fraction(4, 5)]
+    parse_rubric(tree(80.004))  # written to two decimals
+    with pytest.raises(ValidationProblem) as exc:
+        parse_rubric(tree(60), "t/rubric.json")
+    assert exc.value.problems == ["t/rubric.json: sub_tasks[1].sub_tasks[0] (id b1): effective_points: 60 declared, "
+                                  "but its weights give 80 of 100 points"]

@@ -33,8 +33,8 @@ def add_running_trial(run: Path, name: str = "slow") -> Path:
     rec.update(id=dst.name, status="running", finished_at=None, outcome={})
     rec["config"]["name"] = name
     rec["stages"]["replay"].update(status="running", seconds=None)
-    rec["stages"]["score"].update(status="pending", seconds=None)
-    rec["stages"]["review"].update(status="pending", seconds=None)
+    rec["stages"]["score"].update(status="queued", seconds=None)
+    rec["stages"]["review"].update(status="queued", seconds=None)
     (dst / "trial.json").write_text(json.dumps(rec))
     (dst / "session").mkdir()
     turns = [{"turn": 1, "role": "assistant", "message": "reading the paper", "usage":

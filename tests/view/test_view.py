@@ -49,7 +49,7 @@ def test_the_run_list_shows_each_trial_with_status_score_coverage_and_time(view)
     assert "http://" not in page.replace("http://127.0.0.1:9/review/", "") and "https://" not in page
 
 
-def test_a_batch_in_progress_shows_running_pending_and_tokens_so_far(view, review_run):
+def test_a_batch_in_progress_shows_running_queued_and_tokens_so_far(view, review_run):
     make_batch(review_run)
     add_running_trial(review_run)
     with holding_lock(review_run, "mini__slow__1"):
@@ -57,11 +57,11 @@ def test_a_batch_in_progress_shows_running_pending_and_tokens_so_far(view, revie
         trials = {t["id"]: t for t in run["trials"]}
         assert trials["mini__slow__1"]["status"] == "running" and trials["mini__slow__1"]["stage"] == "replay"
         assert trials["mini__slow__1"]["tokens"] == 4000 and trials["mini__slow__1"]["cost_usd"] == pytest.approx(0.032)
-        assert trials["mini__late__1"]["status"] == trials["mini__queued__1"]["status"] == "pending"
-        assert run["counts"] == {"running": 1, "pending": 2, "complete": 2, "infra_error": 0, "interrupted": 0}
+        assert trials["mini__late__1"]["status"] == trials["mini__queued__1"]["status"] == "queued"
+        assert run["counts"] == {"running": 1, "queued": 2, "complete": 2, "infra_error": 0, "interrupted": 0}
         assert run["batch"] and run["tokens"] == 4000
         page = get(view, "/fragment/runs")[2]
-        assert "running: replay" in page and "5 trial(s): 1 running · 2 pending · 2 complete" in page
+        assert "running: replay" in page and "5 trial(s): 1 running · 2 queued · 2 complete" in page
     # nobody holds its lock any more: the batch was killed, and the trial says so
     (run,) = json.loads(get(view, "/api/runs")[2])
     assert {t["id"]: t["status"] for t in run["trials"]}["mini__slow__1"] == "interrupted"

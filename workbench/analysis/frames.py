@@ -13,9 +13,9 @@ provisional     scored, some leaves pending review or disputed       R so far, a
 refused         the model refused and no fallback delivered          0 (PaperBenchX §4.1)
 missing         no trial for it (never run)                          0 (PaperBenchX §4.1)
 unfinished      a trial still running                                0, and reported as such
-withheld        scored, but a leaf (or the sota evaluator) was       withheld: not counted,
+needs_rescoring scored, but a leaf (or the sota evaluator) was       withheld: not counted,
                 withheld: the judge endpoint or the workbench        listed (rescore it)
-                failed (``needs_rescoring``)
+                failed
 infra_error     the workbench, sandbox or endpoint failed            withheld: not counted, listed
 ==============  ===================================================  ==========================
 
@@ -39,7 +39,7 @@ from ..store import Store
 
 PHASE_SHARES = ("modeling_share", "execution_share", "validation_share")
 COUNTED_STATES = ("final", "provisional", "refused", "missing", "unfinished")
-WITHHELD_STATES = ("infra_error", "withheld")
+WITHHELD_STATES = ("infra_error", "needs_rescoring")
 ZERO_STATES = ("refused", "missing", "unfinished")  # count 0 (PaperBenchX §4.1)
 MODE_RESULTS = ("sota_g", "sota_band", "qa_oeq", "qa_mcq_accuracy")
 
@@ -146,7 +146,7 @@ def _state(row) -> str:
     if _true(row["refused"]) and not isinstance(row["fallback_used"], str):
         return "refused"  # the model's own doing: 0 whatever the scorer could not finish
     if _true(row["needs_rescoring"]):
-        return "withheld"
+        return "needs_rescoring"
     return "final" if _true(row["final"]) else "provisional"
 
 

@@ -69,7 +69,7 @@ def model_table(o: pd.DataFrame) -> pd.DataFrame:
             "provisional": int((g["state"] == "provisional").sum()), "refused_no_fallback": int(
                 (g["state"] == "refused").sum()), "missing": int(g["state"].isin(["missing", "unfinished"]).sum()),
             "infra_error": int((g["state"] == "infra_error").sum()),
-            "needs_rescoring": int((g["state"] == "withheld").sum()),
+            "needs_rescoring": int((g["state"] == "needs_rescoring").sum()),
             "withheld": int(g["state"].isin(WITHHELD_STATES).sum()),
         })
     return pd.DataFrame(rows).sort_values("partial", ascending=False, ignore_index=True)
@@ -88,7 +88,7 @@ def domain_view(o: pd.DataFrame) -> dict[str, Any]:
             "leads": pd.Series([m for v in best.values() for m in v]).value_counts()}
 
 
-def phase_distributions(o: pd.DataFrame) -> pd.DataFrame:
+def phase_share_distributions(o: pd.DataFrame) -> pd.DataFrame:
     """Per phase over outcomes: n, mean, median, IQR and the 10th-90th percentile range (in %)."""
     c = _counted(o)
     rows = []

@@ -115,7 +115,10 @@ def difficulty(view: dict[str, Any], static: bool = False):
 
 # --- phase distributions (Fig. 6a) ---------------------------------------------------------------
 
-def phases(dist: pd.DataFrame, static: bool = False):
+PHASE_SHARES_TITLE = "Share of each phase's weight earned over outcomes (%): IQR (thick), 10th–90th percentile (thin)"
+
+
+def phase_shares(dist: pd.DataFrame, static: bool = False):
     go = None if static else _plotly()
     if go:
         fig = go.Figure()
@@ -128,7 +131,7 @@ def phases(dist: pd.DataFrame, static: bool = False):
                                  marker=dict(symbol="circle", size=12, color="white", line_width=2)))
         fig.add_trace(go.Scatter(x=dist["mean"], y=dist.phase, mode="markers", name="mean",
                                  marker=dict(symbol="diamond", size=11, color="#F58518")))
-        return fig.update_layout(title="Phase scores over outcomes (%): IQR (thick), 10th–90th percentile (thin)",
+        return fig.update_layout(title=PHASE_SHARES_TITLE,
                                  xaxis_range=[0, 100], height=_height(3, 0), yaxis_autorange="reversed")
     plt = _mpl()
     fig, ax = plt.subplots(figsize=(8, MIN_INCHES))
@@ -140,7 +143,7 @@ def phases(dist: pd.DataFrame, static: bool = False):
     ax.set_yticks(y, dist.phase)
     ax.set_xlim(0, 100)
     ax.legend(loc="lower right")
-    ax.set_title("Phase scores over outcomes (%): IQR (thick), 10th–90th percentile (thin)")
+    ax.set_title(PHASE_SHARES_TITLE)
     return fig
 
 

@@ -1,12 +1,13 @@
 """The rubric tree: one pydantic model for PaperBench TaskNode plus the PaperBenchX extensions.
 
-A node is ``{id, requirements, weight, sub_tasks, task_category, ...}``. Leaves carry a phase
-(through ``task_category``) and optionally ``title``, ``evidence_inputs``, ``gate``, ``critical``,
-``check`` (a deterministic check spec), ``tolerance``, ``effective_points`` and ``method``. Graded
-trees add ``score``, ``valid_score`` and ``explanation``. Nodes are strict: a key that is not one of
-these is an error naming the file and the node's path (a ``"wieght"`` would otherwise silently change
+A node is ``{id, requirements, weight, sub_tasks, task_category, ...}``. Leaves carry a phase (through
+``task_category``) and optionally ``title``, ``evidence_inputs``, ``gate``, ``check`` (a deterministic
+check spec), ``tolerance``, ``effective_points`` (checked against the computed weights) and ``method``.
+Graded trees add ``score``, ``valid_score`` and ``explanation``. Nodes are strict: a key that is not one
+of these is an error naming the file and the node's path (a ``"wieght"`` would otherwise silently change
 the phase weights). The other tools' own fields (PaperBench's ``judge_metadata``, PaperBenchX's
-``metric_operation``) are declared and kept, so their files round-trip.
+``metric_operation`` and ``critical``) are declared and kept, so their files round-trip; they do not
+change a score.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ class EvidenceInput(BaseModel):
     path: str
     kind: str | None = None
     role: str | None = None
-    recursive: bool = False
+    recursive: bool = False  # a directory: its whole tree is listed to the judge, else its top level
 
 
 class RubricNode(BaseModel):
@@ -41,7 +42,6 @@ class RubricNode(BaseModel):
     title: str | None = None
     evidence_inputs: list[EvidenceInput] = Field(default_factory=list)
     gate: bool = False
-    critical: bool = False
     check: dict[str, Any] | None = None
     tolerance: Any = None
     effective_points: float | None = None
@@ -58,6 +58,7 @@ class RubricNode(BaseModel):
     # other tools' fields, kept as they are
     judge_metadata: Any = None  # PaperBench graded trees
     metric_operation: Any = None  # PaperBenchX
+    critical: bool = False  # PaperBenchX
 
     @field_validator("id", mode="before")
     @classmethod

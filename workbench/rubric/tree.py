@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -66,11 +67,17 @@ class Rubric:
         return {p: float(sum((lf.weight for lf in leaves if lf.phase == p), Fraction(0))) for p in PHASES}
 
     def stats(self) -> dict:
+        """What `workbench rubric stats` shows: leaves and effective weight per phase, scoring methods, and
+        the weight-0 (diagnostic) leaves, which are scored and shown but never move R."""
         leaves = self.leaves
+        methods = Counter(lf.node.scoring_method for lf in leaves)
         return {
             "leaves": len(leaves),
             "phases": {p: round(w, 12) for p, w in self.phase_weights().items()},
             "weight_sum": round(math.fsum(lf.effective_weight for lf in leaves), 12),
+            "phase_leaves": {p: sum(1 for lf in leaves if lf.phase == p) for p in PHASES},
+            "methods": dict(sorted(methods.items())),
+            "diagnostic_leaves": sum(1 for lf in leaves if lf.weight == 0),
         }
 
 
@@ -127,7 +134,27 @@ def validate(root: RubricNode, source: str, *, graded: bool = False) -> list[str
             walk(child, f"{path}.sub_tasks[{i}]" if path else f"sub_tasks[{i}]")
 
     walk(root, "")
-    return problems
+    return problems or _points_problems(root, source)
+
+
+POINTS_TOLERANCE = Fraction(5, 1000)  # of 100 points: effective_points written to two decimals
+
+
+def _points_problems(root: RubricNode, source: str) -> list[str]:
+    """PaperBenchX leaves may state their ``effective_points``: the leaf's share of the rubric's points (the
+    root's children's weights, 100 in PaperBenchX). A statement the tree's weights do not give means the
+    rubric does not say what its author meant, so it is refused rather than silently overruled."""
+    declared = [lf for lf in _leaves(root) if lf.node.effective_points is not None]
+    if not declared:
+        return []
+    total = sum((exact(c.weight) for c in root.sub_tasks), Fraction(0)) or Fraction(1)
+    out = []
+    for lf in declared:
+        points = lf.weight * total
+        if abs(exact(lf.node.effective_points) - points) > POINTS_TOLERANCE * total / 100:
+            out.append(f"{source}: {lf.path} (id {lf.id}): effective_points: {lf.node.effective_points:g} declared, "
+                       f"but its weights give {float(points):.4g} of {float(total):g} points")
+    return out
 
 
 def parse_rubric(data: object, source: str = "rubric.json", *, graded: bool = False) -> Rubric:

@@ -52,7 +52,7 @@ def leaf_evidence_digest(manifest: dict[str, str], refs: list[str]) -> str:
 def _base(leaf: Leaf) -> dict:
     node = leaf.node
     return dict(id=node.id, title=node.label, phase=leaf.phase, effective_weight=leaf.effective_weight,
-                weight=str(leaf.weight), method=node.scoring_method, scale=node.scale, critical=node.critical,
+                weight=str(leaf.weight), method=node.scoring_method, scale=node.scale,
                 gate_scope=list(leaf.gate_scope), evidence_refs=[normalize(e.path) for e in node.evidence_inputs])
 
 

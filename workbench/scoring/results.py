@@ -31,7 +31,6 @@ class LeafScore(BaseModel):
     rationale: str = ""
     evidence_refs: list[str] = Field(default_factory=list)
     evidence_digest: str | None = None  # what this leaf's evidence was (reviews are bound to it)
-    critical: bool = False
     gate_scope: list[str] = Field(default_factory=list)  # a gate leaf: the leaves it zeroes unless it scores 1
     gated_by: list[str] = Field(default_factory=list)  # status gated: the failing gates
     error: str | None = None
@@ -74,4 +73,4 @@ def outcome_fields(scores: Scores) -> dict[str, Any]:
     return {"R": scores.R, "full": scores.full, "coverage": scores.coverage, "final": scores.final,
             "R_upper": scores.R_upper, "full_upper": scores.full_upper, "needs_rescoring": scores.needs_rescoring,
             "phases": scores.phases, "judge_usage": scores.judge_usage,
-            "pending_review": sum(1 for lf in scores.leaves if lf.status in AWAITING)}
+            "awaiting_review": sum(1 for lf in scores.leaves if lf.status in AWAITING)}

@@ -28,7 +28,7 @@ MAX_STEPS = 2000  # trajectory steps shown
 MAX_PROCESSES = 300
 TEXT_CHARS = 8000  # of one message or observation
 
-STATUS_COLORS = {"complete": "#54A24B", "running": "#4C78A8", "pending": "#BAB0AC", "infra_error": "#E45756",
+STATUS_COLORS = {"complete": "#54A24B", "running": "#4C78A8", "queued": "#BAB0AC", "infra_error": "#E45756",
                  "interrupted": "#F58518"}
 
 CSS = """
@@ -132,7 +132,7 @@ def _progress(run: dict[str, Any]) -> str:
 def run_section(run: dict[str, Any]) -> str:
     rows = []
     for t in run["trials"]:
-        name = (f"<a href='{trial_url(run['name'], t['id'])}'>{e(t['id'])}</a>" if t["status"] != "pending"
+        name = (f"<a href='{trial_url(run['name'], t['id'])}'>{e(t['id'])}</a>" if t["status"] != "queued"
                 else f"<span class='muted'>{e(t['id'])}</span>")
         r = num(t.get("R"), 4)
         if t.get("R_upper") is not None and t.get("R") is not None and t["R_upper"] > t["R"]:
@@ -193,7 +193,7 @@ def _summary(run: RunPaths, tp: TrialPaths) -> str:
             ("cost", cost(t.get("cost_usd"))), ("time", duration(t.get("seconds")))]
     if t.get("error"):
         rows.append(("error", f"<span class='error'>{e(t['error'])}</span>"))
-    final = "" if t["status"] in ("running", "pending") else "<span data-final></span>"
+    final = "" if t["status"] in ("running", "queued") else "<span data-final></span>"
     return _kv(rows, "trial-summary") + final
 
 

@@ -1,7 +1,7 @@
 """What `workbench view` shows of runs and trials, read from their directories (the source of truth).
 
 The index (results.db) is updated only as trials finish; the directories also show a batch in progress:
-trials running (and which stage), trials the matrix plans that have not started (``pending``), tokens
+trials running (and which stage), trials the matrix plans that have not started (``queued``), tokens
 and cost so far (summed from the trajectory while the session runs). A trial recorded as running
 whose lock nobody holds was interrupted (a killed batch): it says so instead of "running" forever.
 """
@@ -21,7 +21,7 @@ from ..scoring.results import AWAITING, Scores
 from ..trajectory import read_trajectory
 from ..trial_record import TrialRecord, read_trial
 
-STATUSES = ("running", "pending", "complete", "infra_error", "interrupted")
+STATUSES = ("running", "queued", "complete", "infra_error", "interrupted")
 
 
 def _json(path: Path) -> dict[str, Any]:
@@ -85,7 +85,7 @@ def trial_summary(run: RunPaths, tid: str, rec: TrialRecord | None = None) -> di
     tp = run.trial(tid)
     rec = rec or read_trial(tp)
     if rec is None:
-        return {"id": tid, "status": "pending"}
+        return {"id": tid, "status": "queued"}
     status = rec.status
     if status == "running" and not lock_held(run, tid):
         status = "interrupted"

@@ -1,0 +1,233 @@
+"""The verbs that make trials: `replay`, `score`, `run`, `demo`, `tour`, `batch`, and `trajectory` (a trial's
+agent session in another format)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from ..errors import WorkbenchError
+from .common import (
+    EXISTING_DIR,
+    JUDGE_HELP,
+    LEAVES_HELP,
+    SANDBOX_HELP,
+    TASK_DIR,
+    TRIAL,
+    echo_err,
+    echo_lines,
+    judge_settings,
+    key_values,
+    public_judge,
+    sandbox_name,
+    stage_line,
+)
+
+app = typer.Typer()
+
+
+@app.command("replay")
+def replay_cmd(
+    task_dir: Path = TASK_DIR,
+    submission: Path = typer.Option(..., "--submission", resolve_path=True,
+                                    help="The package to replay (with reproduce.sh)."),
+    out: Path = typer.Option(..., "--out", resolve_path=True,
+                             help="Trial directory to write replay/ and evidence/ into."),
+    timeout: float | None = typer.Option(None, "--timeout", help="Override the task's replay time limit (s)."),
+    sandbox: str = typer.Option("bwrap", "--sandbox", help=SANDBOX_HELP, callback=sandbox_name),
+):
+    """Clean replay of a submission: fresh sandbox, no network, evidence frozen read-only."""
+    from ..paths import TrialPaths
+    from ..replay import replay
+    from ..task import load_task
+
+    if not submission.is_dir():
+        raise WorkbenchError(f"{submission}: not a directory")
+    prov = replay(load_task(task_dir), submission, out, timeout=timeout, sandbox=sandbox)
+    typer.echo(f"replay {prov.status}: exit {prov.exit_code}, {prov.wall_sec:.1f} s"
+               + (f" ({'; '.join(prov.failure_reasons)})" if prov.failure_reasons else ""))
+    typer.echo(f"provenance: {TrialPaths(out).provenance}")
+    typer.echo(f"evidence:   {TrialPaths(out).evidence}")
+    raise typer.Exit(0 if prov.status == "succeeded" else 3)
+
+
+def _rescore_command(task_dir: Path, trial: Path, judge_model: str | None) -> str:
+    return f"workbench score {task_dir} --trial {trial}" + (f" --judge-model {judge_model}" if judge_model else "")
+
+
+@app.command("score")
+def score_cmd(task_dir: Path = TASK_DIR, trial: Path = typer.Option(..., "--trial", help="Trial directory.",
+                                                                   **EXISTING_DIR),
+              judge_model: str | None = typer.Option(None, "--judge-model", help=JUDGE_HELP),
+              only_leaves: str | None = typer.Option(None, "--only-leaves", help="Comma-separated leaf ids to re-score "
+                                                     "(the judge is called again for them); the rest is kept."),
+              as_json: bool = typer.Option(False, "--json", help="Print scores.json."),
+              leaves: bool = typer.Option(False, "--leaves", help=LEAVES_HELP),
+              db: str | None = typer.Option(None, "--db", help="SQLAlchemy URL of the run's results store, whose "
+                                            "reviews are applied (default: WORKBENCH_STORE_URL, else the run's)."),
+              force: bool = typer.Option(False, "--force", help="Score a trial replayed for another task anyway "
+                                         "(its scores are replaced).")):
+    """Score a trial's frozen evidence against the task's rubric; writes scores.json (and, for a trial in a
+    run, its trial.json outcome and index row)."""
+    from ..paths import TrialPaths, run_of
+    from ..scoring import score_trial
+    from ..store import Store
+    from ..task import load_task
+    from ..terminal import score_lines
+
+    only = {x.strip() for x in only_leaves.split(",") if x.strip()} if only_leaves else None
+    run = run_of(trial)
+    store = Store.for_run(run, db) if db and run is not None else None
+    scores = score_trial(load_task(task_dir), trial, judge=judge_settings(judge_model), only_leaves=only,
+                         store=store, force=force)
+    if as_json:
+        typer.echo(scores.model_dump_json(indent=2))
+        return
+    echo_lines(score_lines(scores, _rescore_command(task_dir, trial, judge_model), leaves=leaves))
+    typer.echo(f"scores: {TrialPaths(trial).scores}")
+
+
+@app.command("run")
+def run_cmd(
+    task_dir: Path = TASK_DIR,
+    agent: str = typer.Option(..., "--agent", help="Agent: openai, cli, replay, oracle, nop, refuse."),
+    out: Path = typer.Option(..., "--out", resolve_path=True, help="Run directory (trials go under OUT/trials/)."),
+    model: str | None = typer.Option(None, "--model", help="Model name passed to the agent."),
+    name: str | None = typer.Option(None, "--name", help="Configuration name (default: the agent's name)."),
+    option: list[str] = typer.Option([], "--option", "-o", help="Agent option KEY=VALUE (VALUE may be JSON)."),
+    time_scale: float = typer.Option(1.0, "--time-scale", help="Multiply the task's agent time budget."),
+    max_turns: int | None = typer.Option(None, "--max-turns", help="Stop the agent after this many model turns."),
+    max_cost: float | None = typer.Option(None, "--max-cost", help="USD; needs prices (-o or a matrix)."),
+    judge_model: str | None = typer.Option(None, "--judge-model", help=JUDGE_HELP),
+    attempt: int = typer.Option(1, "--attempt", min=1, help="Which attempt this is (a trial per attempt)."),
+    engine: str = typer.Option("papermill", "--engine", help="papermill (notebooks kept) or inline."),
+    timeout: float | None = typer.Option(None, "--timeout", help="Override the replay time limit (s)."),
+    sandbox: str = typer.Option("bwrap", "--sandbox", help=SANDBOX_HELP, callback=sandbox_name),
+    force: bool = typer.Option(False, "--force", help="Replace this attempt's trial if OUT already has it."),
+    leaves: bool = typer.Option(False, "--leaves", help=LEAVES_HELP),
+):
+    """One trial end to end: agent session -> clean replay -> scoring -> review queue."""
+    from ..matrix import AgentConfig
+    from ..paths import RunPaths
+    from ..pipeline import run_single, trial_id
+    from ..scoring import Scores
+    from ..task import load_task
+    from ..terminal import score_lines
+
+    task = load_task(task_dir)
+    config = AgentConfig(name=name or agent, agent=agent, model=model, options=key_values(option),
+                         time_scale=time_scale, max_turns=max_turns, max_cost_usd=max_cost)
+    tp = RunPaths(out).trial(trial_id(task.id, config.name, attempt))
+    try:
+        record = run_single(task, config, out, attempt=attempt, replace=force, say=echo_err, engine=engine,
+                            timeout=timeout, sandbox=sandbox, judge=public_judge(judge_model), progress=stage_line)
+    except KeyboardInterrupt:
+        echo_err(f"interrupted: trial {tp.root} marked interrupted; the same command runs it again")
+        raise typer.Exit(130) from None
+    typer.echo(f"trial: {tp.root}")
+    typer.echo(f"delivery {record.outcome['delivery']}, replay {record.outcome['replay']}")
+    scores = Scores.model_validate_json(tp.scores.read_text())
+    echo_lines(score_lines(scores, _rescore_command(task_dir, tp.root, judge_model), leaves=leaves))
+    typer.echo(f"scores: {tp.scores}")
+    if engine == "papermill":
+        typer.echo(f"notebooks: {tp.notebooks}")
+
+
+@app.command("demo")
+def demo_cmd(out: Path = typer.Option(Path("runs/demo"), "--out", resolve_path=True,
+                                      help="The demo's run folder (its trials are replaced, its reviews kept)."),
+             engine: str = typer.Option("papermill", "--engine", help="papermill or inline."),
+             judge_model: str | None = typer.Option(None, "--judge-model", help=JUDGE_HELP)):
+    """Run the bundled demo task (PySCF H2 curve) with the oracle and nop agents; no API key needed."""
+    from ..demo import run_demo
+    from ..paths import RunPaths
+
+    records = run_demo(out, engine=engine, judge=public_judge(judge_model), say=echo_err)
+    typer.echo(f"\n{'agent':<8}{'R':>8}{'full':>7}{'coverage':>10}  trial")
+    for rec in records:
+        o = rec.outcome
+        typer.echo(f"{rec.config.agent:<8}{o['R']:>8.4f}{str(o['full']).lower():>7}{o['coverage']:>10.3f}  "
+                   f"{RunPaths(out).trial(rec.id).root}")
+    typer.echo(f"\nscores: {out}/trials/<trial>/scores.json   evidence: {out}/trials/<trial>/evidence/")
+    if engine == "papermill":
+        typer.echo(f"notebooks: {out}/trials/<trial>/notebooks/ (open them in JupyterLab)")
+    awaiting = sum(rec.outcome.get("awaiting_review", 0) for rec in records)
+    if awaiting:
+        typer.echo(f"{awaiting} leaves await review (no judge configured: --judge-model, or an expert)")
+
+
+@app.command("tour")
+def tour_cmd(out: Path = typer.Option(Path("reports/tour.html"), "--out", resolve_path=True,
+                                      help="The HTML page to write."),
+             work_dir: Path | None = typer.Option(None, "--work-dir", resolve_path=True,
+                                                  help="Where the tour's runs go (default: beside --out, in "
+                                                       "tour-runs/).")):
+    """Execute the guided tour notebook (notebooks/tour.ipynb) and render it as offline HTML."""
+    from ..tour import build_tour
+
+    path = build_tour(out, work_dir=work_dir, progress=True)
+    typer.echo(f"tour: {path} (executed notebook: {path.with_suffix('.ipynb')})")
+
+
+@app.command("batch")
+def batch_cmd(
+    matrix: Path = typer.Argument(..., resolve_path=True, help="MATRIX.toml: tasks x agent configurations x attempts."),
+    out: Path = typer.Option(..., "--out", resolve_path=True, help="Run directory (run.json, results.db, trials/)."),
+    executor: str = typer.Option("local", "--executor", help="local (process pool), dask or slurm."),
+    workers: int = typer.Option(2, "--workers", "--jobs", min=1,
+                                help="Parallel trials (with --executor slurm: SLURM jobs kept in the queue)."),
+    partition: str | None = typer.Option(None, "--partition", help="slurm: the partition (default: the cluster's)."),
+    walltime: str | None = typer.Option(None, "--walltime", help="slurm: each job's time limit, HH:MM:SS [01:00:00]."),
+    lifetime: str | None = typer.Option(None, "--lifetime",
+                                        help="slurm: a worker retires after this (default: walltime less a tenth)."),
+    lifetime_stagger: str | None = typer.Option(
+        None, "--lifetime-stagger", help="slurm: workers retire up to this much apart (default: walltime / 20)."),
+    scheduler: str | None = typer.Option(None, "--scheduler", help="Join an existing Dask scheduler (address)."),
+    resume: bool = typer.Option(False, "--resume", help="Continue a batch: complete trials are kept."),
+    rerun_status: list[str] = typer.Option([], "--rerun-status",
+                                           help="With --resume, also re-run trials in this status (infra_error)."),
+    engine: str | None = typer.Option(None, "--engine", help="papermill or inline (default: the matrix's)."),
+    sandbox: str | None = typer.Option(None, "--sandbox", help="bwrap or docker (default: the matrix's).",
+                                       callback=sandbox_name),
+):
+    """Run every (task, configuration, attempt) of a matrix; resumable, each outcome exactly once.
+
+    The LLM judge is the matrix's `judge_model` (its endpoint and key come from the environment)."""
+    from ..batch import run_batch, summary_rows
+
+    slurm = {"partition": partition, "walltime": walltime, "lifetime": lifetime, "lifetime_stagger": lifetime_stagger}
+    res = run_batch(matrix, out, executor=executor, workers=workers, scheduler=scheduler, resume=resume,
+                    rerun_status=tuple(rerun_status), engine=engine, sandbox=sandbox, slurm=slurm)
+    counts = ", ".join(f"{k} {v}" for k, v in sorted(res.counts.items()) if v)
+    typer.echo(f"{res.total} trials ({counts})" + (f" on {res.executor}" if res.executor else ""))
+    typer.echo(f"\n{'config':<20}{'trials':>7}{'complete':>9}{'infra':>7}{'mean R':>9}{'full':>6}")
+    for r in summary_rows(res.out):
+        mean = f"{r['mean_R']:.4f}" if r["mean_R"] is not None else "-"
+        typer.echo(f"{r['config']:<20}{r['trials']:>7}{r['complete']:>9}{r['infra_error']:>7}{mean:>9}{r['full']:>6}")
+    typer.echo(f"\nresults: {res.out / 'results.db'}   trials: {res.out / 'trials'}")
+    if res.interrupted:
+        echo_err(f"interrupted: continue with `workbench batch {matrix} --out {out} --resume`")
+        raise typer.Exit(130)
+
+
+@app.command("trajectory")
+def trajectory_cmd(trial: Path = TRIAL, fmt: str = typer.Option("atif", "--format", help="atif (Harbor ATIF v1.8)."),
+                   out: Path | None = typer.Option(None, "--out", resolve_path=True,
+                                                   help="Write here instead of stdout.")):
+    """Export a trial's agent trajectory (session/trajectory.jsonl) to another format."""
+    from ..io import atomic_write_json
+    from ..paths import TrialPaths
+    from ..trajectory import to_atif
+
+    if fmt != "atif":
+        raise WorkbenchError(f"unknown trajectory format {fmt!r}; known: atif")
+    if not TrialPaths(trial).trajectory.is_file():
+        raise WorkbenchError(f"{trial}: no session/trajectory.jsonl (not a trial directory?)")
+    data = to_atif(trial)
+    if out:
+        atomic_write_json(out, data)
+        typer.echo(f"wrote {out} ({len(data['steps'])} steps)")
+    else:
+        typer.echo(json.dumps(data, indent=2))
