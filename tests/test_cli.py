@@ -146,15 +146,6 @@ def test_a_rubric_typo_is_an_error_naming_the_file_and_the_node(tmp_path, typo, 
     assert f"{root / 'tests' / 'rubric.json'}: {where}: Extra inputs are not permitted" in proc.stderr
 
 
-def test_demo_never_deletes_a_folder_the_workbench_did_not_make(tmp_path):
-    mine = tmp_path / "notes"
-    mine.mkdir()
-    (mine / "thesis.md").write_text("two years of notes")
-    proc = run_cli("demo", "--out", str(mine), "--engine", "inline")
-    assert proc.returncode == 1 and "not empty and not a run folder" in proc.stderr
-    assert (mine / "thesis.md").read_text() == "two years of notes" and "Traceback" not in proc.stderr
-
-
 def test_run_into_an_existing_attempt_says_so_unless_forced(tmp_path):
     root = write_task(tmp_path / "t")
     args = ("run", str(root), "--agent", "oracle", "--out", str(tmp_path / "run"), "--engine", "inline")
