@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 import pytest
@@ -75,7 +76,8 @@ def test_abort_kills_running_trials_at_once():
     ex.abort()
     assert time.monotonic() - t0 < 5
     assert _gone_within(workers, 5)
-    assert futures[2].cancelled()  # the queued one never starts
+    for fut in futures:  # the running ones killed, the queued one never run: none finishes its minute
+        assert fut.cancelled() or isinstance(fut.exception(timeout=10), BrokenProcessPool)
 
 
 KILLED_BATCH = """
