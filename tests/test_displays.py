@@ -97,7 +97,7 @@ def test_the_leaf_table_runs_by_phase_and_the_chart_shows_earned_of_available(tr
     assert leaves["id"].tolist() == ["m1", "e1", "v1", "v2", "j1"]
     assert leaves["phase"].tolist() == ["modeling", "execution", "validation", "validation", "validation"]
     assert dict(zip(leaves["id"], leaves["status"], strict=True))["v2"] == "pending_review"
-    fig = displays.phase_chart(trial_dir)
+    fig = displays.earned_weight_chart(trial_dir)
     ax = fig.axes[0]
     assert ax.get_title() == f"R = {out['score']['R']:.3f}  full = False  coverage = {out['score']['coverage']:.2f}"
     assert [t.get_text() for t in ax.get_yticklabels()] == ["modeling", "execution", "validation"]

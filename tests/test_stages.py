@@ -79,6 +79,6 @@ def test_each_summary_is_json_and_says_what_is_on_disk(by_hand):
 
 def test_the_review_stage_queues_what_awaits_an_expert(by_hand):
     _, out = by_hand
-    assert out["review"] == {"pending": 1, "pending_weight": 0.25, "queue": [
+    assert out["review"] == {"awaiting": 1, "awaiting_weight": 0.25, "queue": [
         {"id": "v2", "title": "an expert reads the log", "phase": "validation", "status": "pending_review",
          "method": "expert", "effective_weight": 0.25, "evidence_refs": ["submission/results/log.txt"]}]}
