@@ -1,4 +1,5 @@
-"""Batches: resume exactly once after SIGKILL in any stage, refused resumes, executors, engines."""
+"""Batches: resume exactly once after SIGKILL in any stage, refused resumes, fallbacks, engines (executors:
+tests/executors/)."""
 
 from __future__ import annotations
 
@@ -196,21 +197,6 @@ def test_a_second_batch_on_the_same_directory_is_refused(tmp_path):
             run_batch(matrix, run, resume=True, engine="inline", progress=False)
     finally:
         proc.wait(timeout=120)
-
-
-@pytest.mark.slow
-def test_dask_executor_on_a_local_cluster(tmp_path):
-    _, matrix = _setup(tmp_path, attempts=2)
-    run = tmp_path / "run"
-    res = run_batch(matrix, run, executor="dask", workers=2, engine="inline", progress=False)
-    assert res.counts == {"skipped": 0, "complete": 4}
-    assert res.dashboard and res.dashboard.startswith("http://127.0.0.1:")
-    assert "dask at tcp://127.0.0.1:" in res.executor
-    _assert_exactly_once(run, {f"mini__{c}__{a}" for c in ("oracle", "nop") for a in (1, 2)})
-    # joining a running scheduler: tests/test_executors_dask.py (a separately started scheduler and worker)
-    with pytest.raises(WorkbenchError, match="--scheduler needs --executor dask"):
-        run_batch(matrix, tmp_path / "other", scheduler="tcp://127.0.0.1:1", engine="inline", progress=False)
-    assert not (tmp_path / "other").exists()  # refused before anything was written
 
 
 def test_fallback_configuration_takes_over_after_a_refusal(tmp_path):

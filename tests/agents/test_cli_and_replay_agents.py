@@ -1,4 +1,5 @@
-"""The cli agent (a fake command-line agent inside the sandbox), the replay agent, and ATIF export."""
+"""The cli agent (a fake command-line agent inside the sandbox) and the replay agent (ATIF export:
+tests/test_trajectory.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ import re
 import pytest
 
 from tests.conftest import run_cli, write_task
-from tests.fake_openai import ScriptedServer, reply
 from workbench.agents.cli_agent import parse_usage
 from workbench.matrix import AgentConfig
 from workbench.paths import RunPaths
@@ -115,31 +115,6 @@ def test_replay_agent_reapplies_a_submission_or_a_trajectory(tmp_path, mini_task
     assert d.status == "delivered" and "replayed 2 tool calls" in d.message
     traj = [json.loads(x) for x in (tmp_path / "t/session/trajectory.jsonl").read_text().splitlines()]
     assert "value.json" in traj[0]["observations"][1]["content"]
-
-
-def test_trajectory_exports_to_atif(tmp_path, mini_task):
-    script = [reply("looking", [("bash", {"command": "ls"}), ("write_file", '{"broken')], usage=(50, 10)),
-              reply("", [("finish", {"summary": "done"})], usage=(60, 5))]
-    with ScriptedServer(script) as server:
-        config = AgentConfig(name="s", agent="openai", model="scripted-1",
-                             options={"base_url": server.url},
-                             prices={"input_per_mtok": 1.0, "output_per_mtok": 2.0})
-        run_session(mini_task, config, tmp_path / "t")
-    proc = run_cli("trajectory", str(tmp_path / "t"), "--out", str(tmp_path / "atif.json"))
-    assert proc.returncode == 0, proc.stderr
-    atif = json.loads((tmp_path / "atif.json").read_text())
-    assert atif["schema_version"] == "ATIF-v1.8" and atif["agent"]["model_name"] == "scripted-1"
-    assert [s["source"] for s in atif["steps"]] == ["system", "user", "agent", "agent"]
-    assert [s["step_id"] for s in atif["steps"]] == [1, 2, 3, 4]
-    agent = atif["steps"][2]
-    assert agent["tool_calls"][0] == {"tool_call_id": agent["tool_calls"][0]["tool_call_id"], "function_name": "bash",
-                                      "arguments": {"command": "ls"}}
-    assert agent["tool_calls"][1]["arguments"] == {"raw": '{"broken'}  # a malformed call stays visible
-    assert agent["observation"]["results"][0]["source_call_id"] == agent["tool_calls"][0]["tool_call_id"]
-    assert agent["metrics"] == {"prompt_tokens": 50, "completion_tokens": 10, "cost_usd": pytest.approx(7e-5)}
-    fm = atif["final_metrics"]
-    assert (fm["total_prompt_tokens"], fm["total_completion_tokens"], fm["total_steps"]) == (110, 15, 4)
-    assert run_cli("trajectory", str(tmp_path)).returncode == 1
 
 
 def test_presets_expand_to_the_documented_commands():

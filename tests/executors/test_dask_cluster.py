@@ -1,6 +1,6 @@
-"""The dask executor under failure: a worker killed mid-trial, the batch (and its scheduler) killed then
-resumed, and a batch joining a separately started `dask scheduler` + `dask worker` pair. Every outcome is
-recorded exactly once in trials/ and in the index; a half-written trial is never indexed."""
+"""The dask executor: a batch on a LocalCluster, and under failure: a worker killed mid-trial, the batch (and
+its scheduler) killed then resumed, and a batch joining a separately started `dask scheduler` + `dask worker`
+pair. Every outcome is recorded exactly once in trials/ and in the index; a half-written trial is never indexed."""
 
 from __future__ import annotations
 
@@ -17,6 +17,8 @@ import pytest
 
 from tests.conftest import REPO
 from tests.test_batch import SLOW_SOLUTION, _alive_with_mark, _assert_exactly_once, _records, _setup, _wait_for_stage
+from workbench.batch import run_batch
+from workbench.errors import WorkbenchError
 
 SLOW_STARTER = "sleep 4\nexit 1\n"  # nop delivers the starter: its replay is slow too
 BOTH = {"mini__oracle__1", "mini__nop__1"}
@@ -59,6 +61,21 @@ def _indexed(run: Path) -> dict[str, str]:
             return dict(db.execute("select trial_id, status from trials"))
     except sqlite3.Error:
         return {}
+
+
+@pytest.mark.slow
+def test_dask_executor_on_a_local_cluster(tmp_path):
+    _, matrix = _setup(tmp_path, attempts=2)
+    run = tmp_path / "run"
+    res = run_batch(matrix, run, executor="dask", workers=2, engine="inline", progress=False)
+    assert res.counts == {"skipped": 0, "complete": 4}
+    assert res.dashboard and res.dashboard.startswith("http://127.0.0.1:")
+    assert "dask at tcp://127.0.0.1:" in res.executor
+    _assert_exactly_once(run, {f"mini__{c}__{a}" for c in ("oracle", "nop") for a in (1, 2)})
+    # joining a running scheduler: test_batch_joins_a_separately_started_dask_scheduler_and_worker below
+    with pytest.raises(WorkbenchError, match="--scheduler needs --executor dask"):
+        run_batch(matrix, tmp_path / "other", scheduler="tcp://127.0.0.1:1", engine="inline", progress=False)
+    assert not (tmp_path / "other").exists()  # refused before anything was written
 
 
 @pytest.mark.slow
