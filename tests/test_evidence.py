@@ -165,11 +165,12 @@ def test_readers_read_text_json_csv_and_arrays(tmp_path):
     assert ev.has_content("results") and not ev.has_content("results/nothing")
 
 
-@pytest.mark.xfail(strict=True, reason="Evidence.glob matches with fnmatch, whose * also matches '/': results/*.csv "
-                   "takes the files of every subfolder too, so a file_exists check's min_files counts nested files")
 def test_a_single_star_stays_in_its_folder(tmp_path):
+    """fnmatch's * matched '/': results/*.csv took every subfolder's files, so min_files counted nested ones."""
     stage = write_files(tmp_path / "stage", {"submission/results/a.csv": "1", "submission/results/old/b.csv": "2"})
     freeze(stage, tmp_path / "evidence")
     ev = Evidence(tmp_path / "evidence")
-    assert ev.glob("results/**/*.csv") == ["submission/results/old/b.csv"]  # what ** is for
-    assert ev.glob("results/*.csv") == ["submission/results/a.csv"]
+    assert ev.glob("results/**/*.csv") == ["submission/results/a.csv", "submission/results/old/b.csv"]  # any depth
+    assert ev.glob("results/**") == ["submission/results/a.csv", "submission/results/old/b.csv"]
+    assert ev.glob("results/*.csv") == ev.glob("results/?.csv") == ["submission/results/a.csv"]
+    assert ev.glob("results/[!a].csv") == [] and ev.glob("results/*/b.csv") == ["submission/results/old/b.csv"]

@@ -13,9 +13,10 @@ improperly formatted). Its digest is kept in the replay's provenance, outside th
 
 from __future__ import annotations
 
-import fnmatch
+import functools
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -179,6 +180,33 @@ def verify(evidence_dir: Path, manifest_digest: str | None = None) -> list[str]:
     return problems + [f"{r} (changed after freezing)" for r in walk.refused]
 
 
+@functools.lru_cache(maxsize=256)
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """A path glob as a regex in which only ``**`` crosses ``/``. fnmatch's ``*`` and ``?`` match ``/`` too, so
+    ``results/*.csv`` would count files a submission tucked into subfolders."""
+    out, i = [], 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:[^/]*/)*")  # no folder, or any number of them
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] in "*?":
+            out.append("[^/]*" if pattern[i] == "*" else "[^/]")
+            i += 1
+        elif pattern[i] == "[" and (end := pattern.find("]", i + 1 + (pattern[i + 1:i + 2] in ("!", "]")))) > 0:
+            body = pattern[i + 1:end]
+            negate = body.startswith("!")
+            body = re.sub(r"([\\^\[])", r"\\\1", body[1:] if negate else body)
+            out.append(f"(?!/)[{'^' if negate else ''}{body}]")
+            i = end + 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out), re.DOTALL)
+
+
 class Evidence:
     """Read-only access to one trial's frozen evidence."""
 
@@ -220,9 +248,10 @@ class Evidence:
             return False
 
     def glob(self, pattern: str) -> list[str]:
-        """Evidence-relative paths of files matching a glob (``**`` crosses directories)."""
-        pat = normalize(pattern)
-        return [e.rel for e in Walk(self.root) if e.is_file and fnmatch.fnmatchcase(e.rel, pat)]
+        """Evidence-relative paths of files matching a glob: ``*`` and ``?`` stay within a folder, ``**``
+        crosses folders (``results/**`` is every file below results/, ``results/**/*.csv`` any depth)."""
+        match = glob_regex(normalize(pattern)).fullmatch
+        return [e.rel for e in Walk(self.root) if e.is_file and match(e.rel)]
 
     def has_content(self, path: str) -> bool:
         """A file that exists, or a directory holding at least one file."""

@@ -73,13 +73,13 @@ def test_the_run_list_follows_a_batch_without_a_reload(review_run, view, browser
         page = browser.new_page(viewport={"width": 1300, "height": 650})
         page.goto(view.url)
         assert "running: replay" in page.locator("tr[data-trial='mini__slow__1']").inner_text()
-        assert page.locator("tr[data-trial='mini__late__1'] .status-pending").count() == 1
-        assert "5 trial(s): 1 running · 2 pending · 2 complete" in page.locator(".progress").inner_text()
+        assert page.locator("tr[data-trial='mini__late__1'] .status-queued").count() == 1
+        assert "5 trial(s): 1 running · 2 queued · 2 complete" in page.locator(".progress").inner_text()
         page.screenshot(path=str(ARTIFACTS / "view_runs.png"), full_page=True)
         page.evaluate("window.sameDocument = true")
 
         add_complete_trial(review_run, "late")  # a trial finishes while the page is open
         page.wait_for_selector("tr[data-trial='mini__late__1'] .status-complete", timeout=15_000)
-        assert "1 running · 1 pending · 3 complete" in page.locator(".progress").inner_text()
+        assert "1 running · 1 queued · 3 complete" in page.locator(".progress").inner_text()
         assert page.locator("tr[data-trial='mini__late__1'] a").count() == 1  # now it can be opened
         assert page.evaluate("window.sameDocument") is True  # refreshed in place, not reloaded

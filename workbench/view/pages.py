@@ -8,11 +8,10 @@ other script, so nothing a submission wrote can run here, and the page needs no 
 
 from __future__ import annotations
 
-import html
 import json
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlencode
+from urllib.parse import urlencode
 
 from ..evidence import read_links, read_manifest
 from ..io import Walk
@@ -21,103 +20,13 @@ from ..receipts import Receipts
 from ..rubric.phases import PHASES
 from ..trajectory import read_trajectory
 from ..trial_record import read_trial
+from .frame import STATUS_COLORS, cost, duration, e, num, page, q, status_badge, trial_url
 from .summary import STATUSES, read_scores, trial_summary
 
 MAX_TREE = 2000  # evidence entries listed
 MAX_STEPS = 2000  # trajectory steps shown
 MAX_PROCESSES = 300
 TEXT_CHARS = 8000  # of one message or observation
-
-STATUS_COLORS = {"complete": "#54A24B", "running": "#4C78A8", "queued": "#BAB0AC", "infra_error": "#E45756",
-                 "interrupted": "#F58518"}
-
-CSS = """
-body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#222;background:#fafafa}
-header{background:#24323f;color:#fff;padding:.6em 1.2em}header a{color:#fff;text-decoration:none}
-main{padding:.8em 1.2em}h1{font-size:1.3em;margin:.2em 0}h2{font-size:1.15em;margin:1.2em 0 .3em}
-h3{font-size:1em;margin:.9em 0 .2em}a{color:#1f5fa8}
-table{border-collapse:collapse;margin:.3em 0;background:#fff}th,td{padding:.22em .6em;border-bottom:1px solid #e4e4e4;
-text-align:left;vertical-align:top}th{background:#f0f0f0;font-weight:600}td.num{text-align:right;font-variant-numeric:tabular-nums}
-code,pre,.mono{font-family:ui-monospace,"DejaVu Sans Mono",Menlo,Consolas,monospace;font-size:12.5px}
-pre{background:#f4f4f4;padding:.5em;max-height:24em;overflow:auto;white-space:pre-wrap;word-break:break-word;
-margin:.2em 0}
-.status{display:inline-block;padding:0 .5em;border-radius:.7em;color:#fff;font-size:12px}
-.bar{display:flex;height:10px;width:420px;border-radius:5px;overflow:hidden;background:#eee;margin:.3em 0}
-.muted{color:#777}.error{color:#b00}nav a{margin-right:1em}.preview{margin:.3em 0 .8em 1.5em}
-details>summary{cursor:pointer}.step{border-left:3px solid #ddd;padding-left:.6em;margin:.4em 0}
-button.preview-btn{font-size:11px;padding:0 .4em}table.leaves{width:100%}
-"""
-
-JS = """
-// elements with data-poll are refreshed from their URL every few seconds (a batch in progress);
-// a fragment holding [data-final] is the last one (the trial finished)
-const every = 1000 * (parseFloat(document.body.dataset.pollSeconds) || 3);
-async function poll() {
-  for (const el of document.querySelectorAll('[data-poll]')) {
-    try {
-      const r = await fetch(el.dataset.poll, {cache: 'no-store'});
-      if (!r.ok) continue;
-      const text = await r.text();
-      if (text !== el.dataset.last) { el.innerHTML = text; el.dataset.last = text; }
-      if (el.querySelector('[data-final]')) { delete el.dataset.poll; location.reload(); }
-    } catch (err) { /* the view stopped; keep what is shown */ }
-  }
-}
-setInterval(poll, every);
-// preview buttons load an evidence file's preview (read in the confined reader) below their row
-document.addEventListener('click', async (ev) => {
-  const b = ev.target.closest('[data-preview]');
-  if (!b) return;
-  const box = document.getElementById(b.dataset.target);
-  if (box.dataset.loaded) { box.hidden = !box.hidden; return; }
-  box.hidden = false; box.textContent = 'reading the file in the confined reader ...';
-  const r = await fetch(b.dataset.preview, {cache: 'no-store'});
-  box.innerHTML = await r.text(); box.dataset.loaded = '1';
-});
-"""
-
-
-def e(value: Any) -> str:
-    return html.escape("" if value is None else str(value), quote=True)
-
-
-def q(value: str) -> str:
-    return quote(value, safe="")
-
-
-def num(x: float | None, digits: int = 3) -> str:
-    return "–" if x is None else f"{x:.{digits}f}"
-
-
-def duration(sec: float | None) -> str:
-    if sec is None:
-        return "–"
-    sec = int(round(sec))
-    h, rest = divmod(sec, 3600)
-    m, s = divmod(rest, 60)
-    return f"{h} h {m:02d} m" if h else f"{m} m {s:02d} s" if m else f"{s} s"
-
-
-def cost(usd: float | None) -> str:
-    return "–" if not usd else f"${usd:.4f}"
-
-
-def status_badge(status: str, stage: str | None = None) -> str:
-    label = f"{status}: {stage}" if stage else status
-    return (f"<span class='status status-{e(status)}' style='background:{STATUS_COLORS.get(status, '#777')}'>"
-            f"{e(label)}</span>")
-
-
-def trial_url(run: str, tid: str) -> str:
-    return f"/run/{q(run)}/trial/{q(tid)}"
-
-
-def page(title: str, body: str, poll_seconds: float = 3.0) -> str:
-    return ("<!doctype html><html lang='en'><head><meta charset='utf-8'>"
-            f"<title>{e(title)}</title><link rel='stylesheet' href='/static/view.css'></head>"
-            f"<body data-poll-seconds='{poll_seconds:g}'><header><a href='/'><b>workbench view</b></a></header>"
-            f"<main>{body}</main><script src='/static/view.js'></script></body></html>")
-
 
 # --- the run list --------------------------------------------------------------------------------
 

@@ -29,7 +29,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from ..evidence import read_manifest
-from . import pages, summary
+from . import frame, pages, summary
 from .files import Refused, contained, content_type
 
 log = logging.getLogger(__name__)
@@ -91,7 +91,7 @@ class View:
         if parts[0] == "static" and len(parts) == 2 and parts[1] in ("view.css", "view.js"):
             css = parts[1].endswith(".css")
             return (200, "text/css; charset=utf-8" if css else "text/javascript; charset=utf-8",
-                    (pages.CSS if css else pages.JS).encode(), APP_CSP)
+                    (frame.CSS if css else frame.JS).encode(), APP_CSP)
         api = parts[0] == "api"
         rest = parts[1:] if api else parts
         if len(rest) < 4 or rest[0] != "run" or rest[2] != "trial":
