@@ -16,6 +16,7 @@ Each agent names the options it takes, and a configuration with any other is ref
 from __future__ import annotations
 
 import json
+import re
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -37,6 +38,9 @@ class AgentStartError(WorkbenchError):
 
 # options every agent takes (read by the session, not the agent)
 SESSION_OPTIONS = frozenset({"scoring_service"})
+# how a model's refusal begins; a session whose only answer reads like this is refused, not failed
+REFUSAL = re.compile(r"^\W*(i'?m sorry|i am sorry|sorry,|i can(no|')t|i cannot|i won'?t|i will not|"
+                     r"i'?m (not able|unable)|i am (not able|unable)|unfortunately,? i can)", re.I)
 
 Status = Literal["completed", "refused", "timeout", "budget_exhausted", "agent_error"]
 @dataclass

@@ -28,8 +28,7 @@ from pathlib import Path
 from ..sandbox.base import SANDBOX_HOME
 from ..task import Task
 from . import cli_logs
-from .base import AgentResult, AgentStartError, BaseAgent, Budget, Trajectory, Usage
-from .openai_agent import REFUSAL
+from .base import REFUSAL, AgentResult, AgentStartError, BaseAgent, Budget, Trajectory, Usage
 from .view import TaskView
 from .workspace import Workspace, version_of
 

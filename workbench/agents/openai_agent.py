@@ -16,7 +16,7 @@ import re
 from typing import Any
 
 from ..task import Task
-from .base import AgentResult, AgentStartError, BaseAgent, Budget, Trajectory, Usage
+from .base import REFUSAL, AgentResult, AgentStartError, BaseAgent, Budget, Trajectory, Usage
 from .llm import (
     MAX_ATTEMPTS,
     AgentRequestError,
@@ -31,8 +31,6 @@ from .view import TaskView, truncate
 from .workspace import HOME, TASK_HOME, Workspace
 
 DEFAULT_TOOL_TIMEOUT = 600.0
-REFUSAL = re.compile(r"^\W*(i'?m sorry|i am sorry|sorry,|i can(no|')t|i cannot|i won'?t|i will not|"
-                     r"i'?m (not able|unable)|i am (not able|unable)|unfortunately,? i can)", re.I)
 
 SYSTEM = """You are a research engineer reproducing a published scientific result.
 Your working directory is {home}: the starter submission, which becomes your deliverable. The task
