@@ -119,7 +119,9 @@ def earned_weight_chart(trial_dir: str | Path):
     ax.barh(phases, [s.phase_weights[p] for p in phases], color="#dddddd", label="available")
     ax.barh(phases, [s.phases[p] for p in phases], color="#3b7dd8", label="earned")
     for i, p in enumerate(phases):
-        ax.text(s.phase_weights[p], i, f" {s.phases[p]:.3f} / {s.phase_weights[p]:.3f}", va="center", fontsize=8)
+        share = f" ({s.phases[p] / s.phase_weights[p]:.0%})" if s.phase_weights[p] else ""
+        ax.text(s.phase_weights[p], i, f" {s.phases[p]:.3f} of {s.phase_weights[p]:.3f}{share}", va="center",
+                fontsize=8)
     ax.invert_yaxis()
     ax.set_xlim(0, max(s.phase_weights.values()) * 1.35 or 1)
     ax.set_xlabel("effective weight")

@@ -153,7 +153,8 @@ def _leaves(tp: TrialPaths, run: str, review_url: str | None) -> str:
                         f"<td title='{e(lf.rationale)}'>{e(short)}</td>"
                         f"<td class='mono'>{e(', '.join(lf.evidence_refs))}</td>"
                         f"<td>{review_link(review_url, run, tp.root.name, lf.id)}</td></tr>")
-        out.append(f"<h3>{e(phase)} <span class='muted'>{earned:.4f} of {weight:.4f}</span></h3>"
+        share = f" ({earned / weight:.0%} of the phase)" if weight else ""
+        out.append(f"<h3>{e(phase)} <span class='muted'>weight earned {earned:.4f} of {weight:.4f}{share}</span></h3>"
                    f"<table class='leaves' data-phase='{e(phase)}'><tr><th>id</th><th>phase</th><th>status</th>"
                    "<th>score</th><th>weight</th><th>method</th><th>rationale</th><th>evidence</th><th></th></tr>"
                    + "".join(rows) + "</table>")
