@@ -137,7 +137,7 @@ def lock_batch(run: RunPaths, matrix: Matrix, tasks: list[Task], resume: bool) -
 @contextmanager
 def exclusive_batch(run: RunPaths) -> Iterator[None]:
     run.root.mkdir(parents=True, exist_ok=True)
-    with open(run.root / ".batch.lock", "a+") as fh:
+    with open(run.batch_lock, "a+") as fh:
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

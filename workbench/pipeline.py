@@ -90,7 +90,7 @@ def get_engine(name: str, progress: Progress | None = None):
 def trial_lock(run: RunPaths, tid: str, wait: float = LOCK_WAIT_SEC) -> Iterator[None]:
     """Exclusive right to write a trial's directory; released by the kernel if the holder dies."""
     run.locks.mkdir(parents=True, exist_ok=True)
-    with open(run.locks / f"{tid}.lock", "a+") as fh:
+    with open(run.lock(tid), "a+") as fh:
         deadline = time.monotonic() + wait
         while True:
             try:
@@ -193,7 +193,7 @@ def _run_locked(task, config, run, tid, attempt, engine, timeout, sandbox, fallb
         fb = fallbacks.get(config.fallback)
         if fb is None:
             raise WorkbenchError(f"configuration {config.name}: fallback {config.fallback!r} is not defined")
-        shutil.move(tp.session, tp.root / "session.refused")
+        shutil.move(tp.session, tp.session_refused)
         record.fallback = {"refused_by": config.name, "used": fb.name}
         delivery = r.stage("fallback_session", "session", _session_params(p, fb, sandbox))
     prov = r.stage("replay", "replay", {**p, "timeout": timeout, "sandbox": sandbox})

@@ -45,7 +45,7 @@ def _seconds(start: str | None, end: str | None) -> float | None:
 
 def lock_held(run: RunPaths, tid: str) -> bool:
     """Whether a process holds the trial's lock (a probe that takes a shared lock for an instant)."""
-    path = run.locks / f"{tid}.lock"
+    path = run.lock(tid)
     try:
         with open(path) as fh:
             try:
