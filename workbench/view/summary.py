@@ -15,8 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis.frames import run_dirs
+from ..errors import WorkbenchError
 from ..paths import RunPaths, TrialPaths
 from ..pipeline import trial_id
+from ..run_lock import read_run_lock
 from ..scoring.results import AWAITING, Scores
 from ..trajectory import read_trajectory
 from ..trial_record import TrialRecord, read_trial
@@ -114,7 +116,11 @@ def trial_summary(run: RunPaths, tid: str, rec: TrialRecord | None = None) -> di
 
 def planned_trials(run: RunPaths) -> list[str]:
     """Trial ids a batch's matrix plans (run.json), in matrix order; empty for single `workbench run` trials."""
-    matrix = _json(run.run_json).get("matrix") or {}
+    try:
+        lock = read_run_lock(run)
+    except WorkbenchError:  # a malformed run.json: its trials are still shown, none planned
+        return []
+    matrix = (lock.matrix if lock else None) or {}
     try:
         return [trial_id(Path(t).name, a["name"], n) for t in matrix.get("tasks", [])
                 for a in matrix.get("agents", []) for n in range(1, int(matrix.get("attempts", 1)) + 1)]
