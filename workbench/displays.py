@@ -12,6 +12,7 @@ from typing import Any
 
 from .io import iter_files, sha256_file
 from .paths import TrialPaths
+from .session_records import read_usage
 
 SCRAP_MIME = "application/scrapbook.scrap.json+json"
 
@@ -62,8 +63,9 @@ def _record_table(data: dict[str, Any]):
 def delivery_table(trial_dir: str | Path):
     tp = TrialPaths(Path(trial_dir))
     data = json.loads(tp.delivery.read_text())
-    if tp.usage.is_file():
-        data.update({f"usage.{k}": v for k, v in json.loads(tp.usage.read_text()).items()})
+    usage = read_usage(tp)
+    if usage is not None:
+        data.update({f"usage.{k}": v for k, v in usage.model_dump(exclude_none=True).items()})
     return _record_table(data)
 
 
