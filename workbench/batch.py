@@ -207,7 +207,7 @@ def run_batch(matrix_path: Path, out: Path, *, executor: str = "local", workers:
     bad = set(rerun_status) - set(RERUNNABLE)
     if bad:
         raise WorkbenchError(f"--rerun-status accepts {', '.join(RERUNNABLE)}; got {', '.join(sorted(bad))}")
-    from .scoring.judge import JudgeSettings
+    from .scoring.judge_settings import JudgeSettings
 
     matrix, task_dirs = load_matrix(matrix_path)
     check_environments(matrix.agents)  # a missing endpoint or CLI is said now, not as N infra_error trials

@@ -30,7 +30,7 @@ from ..task import Task
 from ..trial_record import update_outcome
 from ..version import __version__
 from .finalize import ReviewRecord, finalize, machine_result
-from .judge import JudgeSettings
+from .judge_settings import JudgeSettings
 from .leaves import host_check, leaf_evidence_digest, score_leaf
 from .modes import mode_of
 from .qa import oeq_summary
@@ -214,7 +214,7 @@ def score_trial(task: Task, trial_dir: Path | str, *, judge: JudgeSettings | Non
             m = kept[lf.id].model_copy(update={"effective_weight": lf.effective_weight, "weight": str(lf.weight),
                                                "gate_scope": list(lf.gate_scope)})
         else:
-            m = score_leaf(lf, ev, outcomes.get(lf.id), task=task, judge=judge, judge_dir=tp.judge,
+            m = score_leaf(lf, ev, outcomes.get(lf.id), task=task, judge=judge, trial=tp,
                            force=bool(only_leaves), reader=reader)
         machine.append(m.model_copy(update={"evidence_digest": leaf_evidence_digest(manifest, m.evidence_refs)}))
     changes = fingerprint_changes(previous, machine)
