@@ -47,16 +47,20 @@ ZERO_STATES = ("refused", "missing", "unfinished")  # count 0 (PaperBenchX §4.1
 MODE_RESULTS = ("sota_g", "sota_band", "qa_oeq", "qa_mcq_accuracy")
 
 
+def _is_run(run: RunPaths) -> bool:
+    return run.trials.is_dir() or run.results_db.is_file()
+
+
 def run_dirs(root: Path | str) -> list[Path]:
     """``root`` itself when it is a run, else the runs directly inside it."""
     root = Path(root)
-    if (root / "trials").is_dir() or (root / "results.db").is_file():
+    if _is_run(RunPaths(root)):
         return [root]
     if not root.is_dir():
         from ..errors import WorkbenchError
 
         raise WorkbenchError(f"{root}: not a directory")
-    return sorted(d for d in root.iterdir() if (d / "trials").is_dir() or (d / "results.db").is_file())
+    return sorted(d for d in root.iterdir() if _is_run(RunPaths(d)))
 
 
 def run_configs(run_dir: Path | str) -> dict[str, dict]:
@@ -104,7 +108,7 @@ def _store_current(store: Store, run: RunPaths) -> None:
     """Index a run whose trial directories are not (all) in its store yet; a synthetic run has none."""
     if not run.trials.is_dir():
         return
-    dirs = sum(1 for d in run.trials.iterdir() if (d / "trial.json").is_file())
+    dirs = sum(1 for d in run.trials.iterdir() if run.trial(d.name).trial_json.is_file())
     if dirs and len(store.trial_ids(run.root.name)) < dirs:
         store.rebuild(run.root)
 
