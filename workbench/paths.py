@@ -1,4 +1,4 @@
-"""Every on-disk layout of the workbench, defined once.
+"""Every on-disk layout of the workbench, defined once; in parentheses, the pydantic model of a file's format.
 
 Task package (Harbor / PaperBenchX compatible)::
 
@@ -14,39 +14,41 @@ Task package (Harbor / PaperBenchX compatible)::
       tests/                     PRIVATE
         rubric.json  checks.py  evaluator.py  questions.json  sota.json  recompute.py
         judge.md  refs/          the judge's private context (and the checks' reference files)
-        determinism.toml         construction records (task/records.py): what two reference replays may differ in
-        review.toml              expert sign-offs
-        validation.json          the last `workbench task validate`
-        freeze.json              the content hashes `workbench task freeze` recorded
+        determinism.toml         construction records (task.records): what two reference replays may differ in,
+        review.toml                expert sign-offs,
+        validation.json            the last `workbench task validate`,
+        freeze.json                the content hashes `workbench task freeze` recorded
       calibration/               PRIVATE submissions used to calibrate the rubric
 
 Run and trial directories::
 
     runs/<run-id>/
-      run.json                   the matrix (or configurations) and a lock: task content hashes, version (run_lock.py)
+      run.json                   the matrix (or configurations) and a lock: task content hashes (run_lock.RunLock)
       results.db                 results index (rebuildable from the trial directories)
       .batch.lock                held by the one batch running on the directory
       locks/<trial-id>.lock      held by the process running that trial
       slurm/                     --executor slurm: each SLURM job's stdout/stderr
       trials/<trial-id>/
-        trial.json               config, status per stage, timings, outcome
+        trial.json               config, status per stage, timings, outcome (trial_record.TrialRecord)
         session/
           submission/            what the agent delivered
-          trajectory.jsonl  agent.log  delivery.json
-          usage.json             tokens, cost, time (session_records.py)
+          trajectory.jsonl  agent.log
+          delivery.json          what the agent delivered (session.Delivery)
+          usage.json             tokens, cost, time (session_records.SessionUsage)
           scoring/               the hidden scoring service's log, never mounted in the agent's sandbox
-            attempts.jsonl  best.json
+            attempts.jsonl       one session_records.ScoringAttempt per line
+            best.json            the best session_records.ScoringResult, once there is one
         replay/
-          provenance.json        written by the workbench, never by the submission
-          receipts.json          what ran, recorded from outside the sandbox (its digest in provenance.json)
+          provenance.json        written by the workbench, never by the submission (replay.Provenance)
+          receipts.json          what ran, recorded from outside the sandbox (receipts.Receipts)
           stdout.log  stderr.log
         evidence/                frozen, read-only
           MANIFEST.sha256
           submission/            the replayed package: sources (verified unchanged) + regenerated outputs
           replay/stdout.log  replay/stderr.log
         session.refused/         a refused session, kept when a fallback configuration took over
-        scores.json
-        judge/<key>.json         one judged leaf: verdict, usage, the evidence it saw, the full transcript
+        scores.json              (scoring.results.Scores)
+        judge/<key>.json         one judged leaf: verdict, usage, evidence shown, transcript (scoring.judge.JudgeRecord)
         notebooks/               executed stage notebooks (01_agent_session ... 04_review)
 
 Evidence paths in rubrics (``evidence_inputs[].path``, ``check.path``) are relative to ``evidence/``;
