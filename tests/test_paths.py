@@ -20,10 +20,7 @@ def _named(cls) -> list[tuple[str, Path]]:
     return [(name, getattr(obj, name).relative_to(ROOT)) for name, v in vars(cls).items() if isinstance(v, property)]
 
 
-NAMED = [pytest.param(cls.__name__, prop, rel, id=f"{cls.__name__}.{prop}",
-                      marks=[pytest.mark.xfail(strict=True, reason="tests/sota.json (the sota task's instances and "
-                                               "SOTA values) is missing from the drawn task tree")]
-                      if rel == Path("tests/sota.json") else [])
+NAMED = [pytest.param(cls.__name__, prop, rel, id=f"{cls.__name__}.{prop}")
          for cls in (TaskPaths, TrialPaths, RunPaths) for prop, rel in _named(cls)]
 
 

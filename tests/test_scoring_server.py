@@ -16,8 +16,10 @@ from workbench.agents.base import Budget
 from workbench.agents.scoring_client import submit
 from workbench.io import copy_tree
 from workbench.matrix import AgentConfig
+from workbench.paths import TrialPaths
 from workbench.scoring_server import ScoringService
 from workbench.session import run_session
+from workbench.session_records import ScoringAttempt, ScoringResult, read_usage
 from workbench.task import load_task
 
 
@@ -26,7 +28,8 @@ def test_the_service_scores_the_candidate_and_keeps_the_best_attempt(tmp_path):
     cand = tmp_path / "cand"
     copy_tree(task.paths.starter, cand)
     budget = Budget(wall_sec=600)
-    with ScoringService(task, lambda d: copy_tree(cand, d), tmp_path / "log", pause=budget.paused) as svc:
+    tp = TrialPaths(tmp_path / "t")
+    with ScoringService(task, lambda d: copy_tree(cand, d), tp, pause=budget.paused) as svc:
         with pytest.raises(urllib.error.HTTPError) as denied:
             urllib.request.urlopen(urllib.request.Request(f"{svc.url}/evaluate", data=b"{}",
                                                           headers={"Authorization": "Bearer guess"}))
@@ -47,8 +50,11 @@ def test_the_service_scores_the_candidate_and_keeps_the_best_attempt(tmp_path):
     assert "leaves" not in json.dumps(second) and "rationale" not in json.dumps(second)
     # the clock stood still while the workbench replayed and evaluated
     assert paused >= second["evaluation_sec"] * 0.9 and budget.elapsed() - before < 0.5 + second["evaluation_sec"] * 0.2
-    log = [json.loads(x) for x in (tmp_path / "log" / "attempts.jsonl").read_text().splitlines()]
-    assert [a["description"] for a in log] == ["the starter", "the real thing", "a regression"]
+    # the log, one ScoringAttempt per line, and best.json, the best ScoringResult
+    log = [ScoringAttempt.model_validate_json(x) for x in tp.attempts.read_text().splitlines()]
+    assert [a.description for a in log] == ["the starter", "the real thing", "a regression"]
+    assert [a.best.attempt for a in log] == [1, 2, 2]
+    assert log[1].answer() == second and ScoringResult.model_validate_json(tp.best.read_text()) == log[1].best
 
 
 def test_an_agent_gets_its_score_from_the_service_and_cannot_read_the_evaluator(tmp_path):
@@ -74,11 +80,11 @@ def test_an_agent_gets_its_score_from_the_service_and_cannot_read_the_evaluator(
     assert "run_evaluation" not in obs[0] and "No such file" in obs[0] and "sota.json" not in obs[0]
     scored = json.loads(obs[2])
     assert scored["sota"]["band"] == "surpass" and scored["attempt"] == 1
-    attempts = tmp_path / "t/session/scoring/attempts.jsonl"
-    assert json.loads(attempts.read_text())["description"] == "first try"
-    usage = json.loads((tmp_path / "t/session/usage.json").read_text())
-    assert usage["scoring_service"]["attempts"] == 1 and usage["scoring_service"]["best"]["sota"]["g"] > 0.1
-    assert usage["wall_sec"] < wall - 0.8 * usage["scoring_service"]["evaluation_sec"]  # paused clock
+    tp = TrialPaths(tmp_path / "t")
+    assert ScoringAttempt.model_validate_json(tp.attempts.read_text()).description == "first try"
+    usage = read_usage(tp)  # usage.json is a SessionUsage, with the service's summary
+    assert usage.scoring_service.attempts == 1 and usage.scoring_service.best.sota["g"] > 0.1
+    assert usage.wall_sec < wall - 0.8 * usage.scoring_service.evaluation_sec  # paused clock
     # the attempt log lives with the trial, outside anything the sandbox mounts
     assert not (tmp_path / "t/session/submission/scoring").exists()
 
@@ -90,20 +96,36 @@ def test_the_service_tells_only_what_the_tasks_mode_exposes(tmp_path):
     rubric_task = load_task(write_task(tmp_path / "rubric-task"))
     cand = tmp_path / "cand"
     copy_tree(rubric_task.paths.solution, cand)
-    with ScoringService(rubric_task, lambda d: copy_tree(cand, d), tmp_path / "log1") as svc:
+    with ScoringService(rubric_task, lambda d: copy_tree(cand, d), TrialPaths(tmp_path / "t1")) as svc:
         answer = submit(svc.url, svc.token)
     assert answer["replay"] == "succeeded" and answer["failure_reasons"] == []
     assert not {"R", "coverage", "phases", "sota", "qa"} & set(answer) and "R" not in (answer["best"] or {})
     # a sota task: its metrics, g and band (NatureBench), still no R or phases
     sota_task = load_task(write_sota_task(tmp_path / "sota-task"))
     copy_tree(sota_task.paths.solution, cand, dirs_exist_ok=True)
-    with ScoringService(sota_task, lambda d: copy_tree(cand, d), tmp_path / "log2") as svc:
+    with ScoringService(sota_task, lambda d: copy_tree(cand, d), TrialPaths(tmp_path / "t2")) as svc:
         answer = submit(svc.url, svc.token)
     assert answer["sota"]["band"] == "surpass" and not {"R", "coverage", "phases"} & set(answer)
     # configurable per task
     toml = rubric_task.paths.task_toml
     toml.write_text(toml.read_text().replace("[metadata.replay]",
                                              "[verifier]\nfeedback = [\"replay\", \"R\"]\n\n[metadata.replay]"))
-    with ScoringService(load_task(rubric_task.root), lambda d: copy_tree(cand, d), tmp_path / "log3") as svc:
+    with ScoringService(load_task(rubric_task.root), lambda d: copy_tree(cand, d), TrialPaths(tmp_path / "t3")) as svc:
         answer = submit(svc.url, svc.token)
     assert "R" in answer and "phases" not in answer
+
+
+def test_an_evaluation_that_fails_is_logged_and_never_the_best(tmp_path):
+    task = load_task(write_sota_task(tmp_path / "task"))
+
+    def broken(dest):
+        raise OSError("the snapshot could not be taken")
+
+    tp = TrialPaths(tmp_path / "t")
+    with ScoringService(task, broken, tp) as svc:
+        answer = submit(svc.url, svc.token, "try")
+    assert answer["error"] == "OSError: the snapshot could not be taken" and answer["best"] is None
+    assert "replay" not in answer and "sota" not in answer  # nothing was evaluated, nothing is claimed
+    logged = ScoringAttempt.model_validate_json(tp.attempts.read_text())
+    assert logged.error == answer["error"] and logged.best is None and not tp.best.exists()
+    assert svc.summary().attempts == 1 and svc.summary().best is None

@@ -24,7 +24,7 @@ _NAMES = {
     "run_batch": ".batch",
     # what a trial leaves
     "Scores": ".scoring", "LeafScore": ".scoring", "TrialRecord": ".trial_record", "read_trial": ".trial_record",
-    "Evidence": ".evidence", "JudgeSettings": ".scoring.judge",
+    "Evidence": ".evidence", "JudgeSettings": ".scoring.judge_settings",
     # review and analysis
     "Reviewer": ".review", "record_review": ".review", "load_index": ".analysis.frames",
     "outcomes": ".analysis.frames", "build_report": ".analysis.report",

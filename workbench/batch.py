@@ -26,10 +26,10 @@ from sqlalchemy.exc import SQLAlchemyError
 from .agents import check_environments
 from .errors import WorkbenchError
 from .executors import EXECUTORS, get_executor
-from .io import atomic_write_json, read_json
 from .matrix import AgentConfig, Matrix, load_matrix
 from .paths import RunPaths
 from .pipeline import run_trial, trial_id
+from .run_lock import RunLock, read_run_lock, write_run_lock
 from .store import Store
 from .task import Task, load_task
 from .trial_record import UNFINISHED, read_trial, record_digest
@@ -111,33 +111,34 @@ def _describe_change(old: dict[str, Any], new: dict[str, Any]) -> str:
     return "; ".join(diffs)
 
 
-def lock_batch(run: RunPaths, matrix: Matrix, tasks: list[Task], resume: bool) -> dict[str, Any] | None:
+def lock_batch(run: RunPaths, matrix: Matrix, tasks: list[Task], resume: bool) -> RunLock | None:
     """Refuse a resume of another matrix or task version; the run.json to write for a new batch, else None
     (written once the batch can start: an unreachable scheduler leaves no run.json behind)."""
-    lock = {"matrix": _matrix_lock(matrix), "tasks": {t.id: t.content_hash() for t in tasks}}
-    if run.run_json.is_file():
-        old = read_json(run.run_json)
+    lock = RunLock(matrix=_matrix_lock(matrix), tasks={t.id: t.content_hash() for t in tasks})
+    old = read_run_lock(run)
+    if old is not None:
         if not resume:
             raise WorkbenchError(f"{run.root} already holds a run; add --resume to continue it, or use a new --out")
-        if "matrix" not in old:
+        if old.matrix is None:
             raise WorkbenchError(f"{run.root} holds single `workbench run` trials, not a batch; use a new --out")
-        if old["matrix"] != lock["matrix"]:
+        if old.matrix != lock.matrix:
             raise WorkbenchError(f"refusing to resume {run.root}: the matrix changed since the batch started "
-                                 f"({_describe_change(old['matrix'], lock['matrix'])}). Use a new --out.")
-        changed = sorted(t for t, h in lock["tasks"].items() if old["tasks"].get(t) != h)
+                                 f"({_describe_change(old.matrix, lock.matrix)}). Use a new --out.")
+        changed = sorted(t for t, h in lock.tasks.items() if old.tasks.get(t) != h)
         if changed:
             raise WorkbenchError(f"refusing to resume {run.root}: task content changed since the batch started: "
                                  f"{', '.join(changed)}. Results would mix task versions; use a new --out.")
         return None
     if resume:
         raise WorkbenchError(f"nothing to resume in {run.root} (no run.json); drop --resume to start a batch")
-    return {**lock, "created_at": datetime.now(UTC).isoformat(timespec="seconds"), "workbench_version": __version__}
+    return lock.model_copy(update={"created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+                                   "workbench_version": __version__})
 
 
 @contextmanager
 def exclusive_batch(run: RunPaths) -> Iterator[None]:
     run.root.mkdir(parents=True, exist_ok=True)
-    with open(run.root / ".batch.lock", "a+") as fh:
+    with open(run.batch_lock, "a+") as fh:
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -206,7 +207,7 @@ def run_batch(matrix_path: Path, out: Path, *, executor: str = "local", workers:
     bad = set(rerun_status) - set(RERUNNABLE)
     if bad:
         raise WorkbenchError(f"--rerun-status accepts {', '.join(RERUNNABLE)}; got {', '.join(sorted(bad))}")
-    from .scoring.judge import JudgeSettings
+    from .scoring.judge_settings import JudgeSettings
 
     matrix, task_dirs = load_matrix(matrix_path)
     check_environments(matrix.agents)  # a missing endpoint or CLI is said now, not as N infra_error trials
@@ -224,7 +225,7 @@ def run_batch(matrix_path: Path, out: Path, *, executor: str = "local", workers:
         options = slurm_options(tasks, run, slurm or {}) if executor == "slurm" else {}
         ex = get_executor(executor, workers, scheduler, **options) if todo else None  # unreachable: said now
         if new_lock is not None:
-            atomic_write_json(run.run_json, new_lock)
+            write_run_lock(run, new_lock)
         store = Store.for_run(run.root)
         store.rebuild(run.root)  # the index starts from what is on disk, whatever happened before
         result = BatchResult(out=run.root, total=len(jobs), skipped=len(jobs) - len(todo))

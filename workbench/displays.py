@@ -12,6 +12,7 @@ from typing import Any
 
 from .io import iter_files, sha256_file
 from .paths import TrialPaths
+from .session_records import read_usage
 
 SCRAP_MIME = "application/scrapbook.scrap.json+json"
 
@@ -62,8 +63,9 @@ def _record_table(data: dict[str, Any]):
 def delivery_table(trial_dir: str | Path):
     tp = TrialPaths(Path(trial_dir))
     data = json.loads(tp.delivery.read_text())
-    if tp.usage.is_file():
-        data.update({f"usage.{k}": v for k, v in json.loads(tp.usage.read_text()).items()})
+    usage = read_usage(tp)
+    if usage is not None:
+        data.update({f"usage.{k}": v for k, v in usage.model_dump(exclude_none=True).items()})
     return _record_table(data)
 
 
@@ -131,6 +133,20 @@ def earned_weight_chart(trial_dir: str | Path):
     return fig
 
 
+def _evidence_seen(record: Path | None) -> str:
+    """The evidence a judge record says the judge was shown (path and hash), or why it cannot say."""
+    from .errors import WorkbenchError
+    from .scoring.judge import read_judge_record
+
+    if record is None or not record.is_file():
+        return ""
+    try:
+        seen = read_judge_record(record).evidence
+    except WorkbenchError as exc:
+        return f"(unreadable: {str(exc).splitlines()[0]})"
+    return "\n".join(f"{p} ({h[:12]})" for p, h in seen.items())
+
+
 def judge_audit(trial_dir: str | Path):
     """Per judged leaf: score, the judge's reason and checks, the evidence it was shown (path and hash),
     whether the verdict came from the cache, and its tokens: what an expert needs to audit it."""
@@ -145,10 +161,9 @@ def judge_audit(trial_dir: str | Path):
         if not lf.judge:
             continue
         record = tp.root / lf.judge["transcript"] if lf.judge.get("transcript") else None
-        seen = json.loads(record.read_text()).get("evidence", {}) if record and record.is_file() else {}
         rows.append({"id": lf.id, "phase": lf.phase, "status": lf.status, "score": lf.score,
                      "reason": lf.rationale, "checks": "; ".join(lf.judge.get("checks", [])),
-                     "evidence seen": "\n".join(f"{p} ({h[:12]})" for p, h in seen.items()),
+                     "evidence seen": _evidence_seen(record),
                      "cached": lf.judge.get("cached"), "tokens": (lf.usage or {}).get("prompt_tokens", 0)
                      + (lf.usage or {}).get("completion_tokens", 0), "error": lf.error})
     return pd.DataFrame(rows, columns=["id", "phase", "status", "score", "reason", "checks", "evidence seen",

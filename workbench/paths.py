@@ -1,4 +1,4 @@
-"""Every on-disk layout of the workbench, defined once.
+"""Every on-disk layout of the workbench, defined once; in parentheses, the pydantic model of a file's format.
 
 Task package (Harbor / PaperBenchX compatible)::
 
@@ -11,31 +11,44 @@ Task package (Harbor / PaperBenchX compatible)::
         paper/paper.md           the claim, its citation, the reported values
         starter_submission/      reproduce.sh (+ src/) the agent starts from
       solution/                  PRIVATE reference workflow (used by the oracle agent)
-      tests/                     PRIVATE rubric.json, refs/, checks.py, evaluator.py, questions.json
+      tests/                     PRIVATE
+        rubric.json  checks.py  evaluator.py  questions.json  sota.json  recompute.py
+        judge.md  refs/          the judge's private context (and the checks' reference files)
+        determinism.toml         construction records (task.records): what two reference replays may differ in,
+        review.toml                expert sign-offs,
+        validation.json            the last `workbench task validate`,
+        freeze.json                the content hashes `workbench task freeze` recorded
       calibration/               PRIVATE submissions used to calibrate the rubric
 
 Run and trial directories::
 
     runs/<run-id>/
-      run.json                   the matrix (or configurations) and a lock: task content hashes, version
+      run.json                   the matrix (or configurations) and a lock: task content hashes (run_lock.RunLock)
       results.db                 results index (rebuildable from the trial directories)
+      .batch.lock                held by the one batch running on the directory
       locks/<trial-id>.lock      held by the process running that trial
       slurm/                     --executor slurm: each SLURM job's stdout/stderr
       trials/<trial-id>/
-        trial.json               config, status per stage, timings, outcome
+        trial.json               config, status per stage, timings, outcome (trial_record.TrialRecord)
         session/
           submission/            what the agent delivered
-          trajectory.jsonl  agent.log  usage.json  delivery.json
+          trajectory.jsonl  agent.log
+          delivery.json          what the agent delivered (session.Delivery)
+          usage.json             tokens, cost, time (session_records.SessionUsage)
+          scoring/               the hidden scoring service's log, never mounted in the agent's sandbox
+            attempts.jsonl       one session_records.ScoringAttempt per line
+            best.json            the best session_records.ScoringResult, once there is one
         replay/
-          provenance.json        written by the workbench, never by the submission
-          receipts.json          what ran, recorded from outside the sandbox (its digest in provenance.json)
+          provenance.json        written by the workbench, never by the submission (replay.Provenance)
+          receipts.json          what ran, recorded from outside the sandbox (receipts.Receipts)
           stdout.log  stderr.log
         evidence/                frozen, read-only
           MANIFEST.sha256
           submission/            the replayed package: sources (verified unchanged) + regenerated outputs
           replay/stdout.log  replay/stderr.log
         session.refused/         a refused session, kept when a fallback configuration took over
-        scores.json
+        scores.json              (scoring.results.Scores)
+        judge/<key>.json         one judged leaf: verdict, usage, evidence shown, transcript (scoring.judge.JudgeRecord)
         notebooks/               executed stage notebooks (01_agent_session ... 04_review)
 
 Evidence paths in rubrics (``evidence_inputs[].path``, ``check.path``) are relative to ``evidence/``;
@@ -112,6 +125,34 @@ class TaskPaths:
         return self.tests / "sota.json"
 
     @property
+    def recompute_py(self) -> Path:
+        return self.tests / "recompute.py"
+
+    @property
+    def judge_md(self) -> Path:
+        return self.tests / "judge.md"
+
+    @property
+    def refs(self) -> Path:
+        return self.tests / "refs"
+
+    @property
+    def determinism(self) -> Path:
+        return self.tests / "determinism.toml"
+
+    @property
+    def review_log(self) -> Path:
+        return self.tests / "review.toml"
+
+    @property
+    def validation(self) -> Path:
+        return self.tests / "validation.json"
+
+    @property
+    def freeze(self) -> Path:
+        return self.tests / "freeze.json"
+
+    @property
     def calibration(self) -> Path:
         return self.root / "calibration"
 
@@ -149,6 +190,23 @@ class TrialPaths:
         return self.session / "delivery.json"
 
     @property
+    def scoring_service(self) -> Path:
+        """The scoring service's log: on the host, outside everything the agent's sandbox mounts."""
+        return self.session / "scoring"
+
+    @property
+    def attempts(self) -> Path:
+        return self.scoring_service / "attempts.jsonl"
+
+    @property
+    def best(self) -> Path:
+        return self.scoring_service / "best.json"
+
+    @property
+    def session_refused(self) -> Path:
+        return self.root / "session.refused"
+
+    @property
     def replay(self) -> Path:
         return self.root / "replay"
 
@@ -181,6 +239,13 @@ class TrialPaths:
         return self.root / "scores.json"
 
     @property
+    def judge(self) -> Path:
+        return self.root / "judge"
+
+    def judge_record(self, key: str) -> Path:
+        return self.judge / f"{key}.json"
+
+    @property
     def notebooks(self) -> Path:
         return self.root / "notebooks"
 
@@ -206,6 +271,13 @@ class RunPaths:
     @property
     def locks(self) -> Path:
         return self.root / "locks"
+
+    def lock(self, trial_id: str) -> Path:
+        return self.locks / f"{trial_id}.lock"
+
+    @property
+    def batch_lock(self) -> Path:
+        return self.root / ".batch.lock"
 
     @property
     def results_db(self) -> Path:

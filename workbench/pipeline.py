@@ -25,9 +25,10 @@ from typing import Any
 
 from . import stages
 from .errors import WorkbenchError
-from .io import atomic_write_json, read_json, remove_tree
+from .io import atomic_write_json, remove_tree
 from .matrix import AgentConfig
 from .paths import RunPaths, TrialPaths
+from .run_lock import RunLock, read_run_lock, write_run_lock
 from .scoring.results import Scores, outcome_fields
 from .task import Task
 from .trial_record import UNFINISHED, StageRecord, TrialRecord, now, read_trial, record_digest
@@ -90,7 +91,7 @@ def get_engine(name: str, progress: Progress | None = None):
 def trial_lock(run: RunPaths, tid: str, wait: float = LOCK_WAIT_SEC) -> Iterator[None]:
     """Exclusive right to write a trial's directory; released by the kernel if the holder dies."""
     run.locks.mkdir(parents=True, exist_ok=True)
-    with open(run.locks / f"{tid}.lock", "a+") as fh:
+    with open(run.lock(tid), "a+") as fh:
         deadline = time.monotonic() + wait
         while True:
             try:
@@ -193,7 +194,7 @@ def _run_locked(task, config, run, tid, attempt, engine, timeout, sandbox, fallb
         fb = fallbacks.get(config.fallback)
         if fb is None:
             raise WorkbenchError(f"configuration {config.name}: fallback {config.fallback!r} is not defined")
-        shutil.move(tp.session, tp.root / "session.refused")
+        shutil.move(tp.session, tp.session_refused)
         record.fallback = {"refused_by": config.name, "used": fb.name}
         delivery = r.stage("fallback_session", "session", _session_params(p, fb, sandbox))
     prov = r.stage("replay", "replay", {**p, "timeout": timeout, "sandbox": sandbox})
@@ -218,24 +219,23 @@ def _run_locked(task, config, run, tid, attempt, engine, timeout, sandbox, fallb
 
 def lock_single_run(run: RunPaths, task: Task, config: AgentConfig) -> None:
     """For `workbench run`: record the task's hash and the configuration; refuse changes under a run."""
-    data = read_json(run.run_json) if run.run_json.is_file() else {"tasks": {}, "configs": {}}
-    if data.get("matrix"):
+    lock = read_run_lock(run) or RunLock()
+    if lock.matrix:
         raise WorkbenchError(f"{run.root} holds a batch; continue it with `workbench batch ... --resume`")
     digest = task.content_hash()
-    if data["tasks"].get(task.id, digest) != digest:
+    if lock.tasks.get(task.id, digest) != digest:
         raise WorkbenchError(
             f"task {task.id} changed since {run.root} recorded it; results would mix task versions. "
             f"Use a new --out directory (or delete {run.run_json} to start the run over).")
-    old = data["configs"].get(config.name)
+    old = lock.configs.get(config.name)
     if old and old != config.model_dump():
         changed = "; ".join(f"{k}: {json.dumps(old.get(k))} -> {json.dumps(v)}"
                             for k, v in config.model_dump().items() if old.get(k) != v)
         raise WorkbenchError(f"configuration {config.name!r} differs from the one recorded in {run.run_json} "
                              f"({changed}); use --name for a new configuration, or a new --out")
-    data["tasks"][task.id] = digest
-    data["configs"][config.name] = config.model_dump()
-    data["workbench_version"] = __version__
-    atomic_write_json(run.run_json, data)
+    write_run_lock(run, lock.model_copy(update={"tasks": {**lock.tasks, task.id: digest},
+                                                "configs": {**lock.configs, config.name: config.model_dump()},
+                                                "workbench_version": __version__}))
 
 
 def run_single(task: Task, config: AgentConfig, out: Path, *, attempt: int = 1, replace: bool = False,

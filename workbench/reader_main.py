@@ -47,7 +47,7 @@ def _checks(req: dict[str, Any]) -> None:
 
 def _tools(req: dict[str, Any]) -> None:
     from workbench.evidence import Evidence
-    from workbench.scoring.judge import run_tool
+    from workbench.scoring.judge_evidence import run_tool
 
     ev = Evidence(Path(req["evidence"]), req.get("provenance") or {})
     emit({"ready": True})

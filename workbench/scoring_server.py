@@ -10,8 +10,9 @@ and phase scores would let an agent hill-climb private leaves), plus the best at
 rationales are never returned (they quote private targets). ``GET /best`` repeats the best attempt.
 While it evaluates, the session clock is paused.
 
-Every attempt is appended by the service to ``TRIAL/session/scoring/attempts.jsonl``, a host path that
-is never mounted into the agent's sandbox, so the agent cannot write or forge it.
+Every attempt is appended by the service to ``TRIAL/session/scoring/attempts.jsonl`` (and the best to
+``best.json``; :mod:`workbench.session_records` holds their models), a host path that is never mounted
+into the agent's sandbox, so the agent cannot write or forge it.
 """
 
 from __future__ import annotations
@@ -31,7 +32,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from .io import remove_tree
+from .io import atomic_write_json, remove_tree
+from .paths import TrialPaths
+from .session_records import ScoringAttempt, ScoringResult, ServiceSummary
 from .task import Task
 
 log = logging.getLogger(__name__)
@@ -39,30 +42,30 @@ MAX_BODY = 64_000
 
 
 class ScoringService:
-    def __init__(self, task: Task, candidate: Callable[[Path], None], log_dir: Path, *, pause=None,
+    def __init__(self, task: Task, candidate: Callable[[Path], None], trial: TrialPaths, *, pause=None,
                  timeout: float | None = None, sandbox: str = "bwrap"):
         self.task = task
         self.candidate = candidate  # writes the agent's current package into a fresh directory (a snapshot)
-        self.log_dir = Path(log_dir)
-        self.log_dir.mkdir(parents=True, exist_ok=True)
+        self.trial = trial  # the log goes to its session/scoring/
+        self.trial.scoring_service.mkdir(parents=True, exist_ok=True)
         self.pause = pause  # a context manager factory pausing the session clock
         self.timeout = timeout
         self.sandbox = sandbox  # the session's backend: attempts replay exactly as the final replay will
         self.token = secrets.token_urlsafe(24)
-        self.attempts: list[dict[str, Any]] = []
-        self.best: dict[str, Any] | None = None
+        self.attempts: list[ScoringAttempt] = []
+        self.best: ScoringResult | None = None
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
 
     # --- evaluation ----------------------------------------------------------------------------
 
-    def score_submission(self, description: str = "") -> dict[str, Any]:
+    def score_submission(self, description: str = "") -> ScoringAttempt:
         """Replay and score the current candidate; one evaluation at a time."""
         with self._lock:
             with self.pause() if self.pause else contextlib.nullcontext():
                 return self._evaluate(description[:2000])
 
-    def _evaluate(self, description: str) -> dict[str, Any]:
+    def _evaluate(self, description: str) -> ScoringAttempt:
         from .replay import replay
         from .scoring.modes import feedback_for
         from .scoring.trial import score_trial
@@ -77,36 +80,37 @@ class ScoringService:
             prov = replay(self.task, sub, work / "trial", timeout=self.timeout, sandbox=self.sandbox)
             scores = score_trial(self.task, work / "trial")
             shown = feedback_for(self.task)
-            result: dict[str, Any] = {"attempt": n, "replay": prov.status, "failure_reasons": prov.failure_reasons}
+            fields: dict[str, Any] = {"replay": prov.status, "failure_reasons": prov.failure_reasons}
             if "R" in shown:
-                result.update(R=round(scores.R, 6), coverage=round(scores.coverage, 6))
+                fields.update(R=round(scores.R, 6), coverage=round(scores.coverage, 6))
             if "phases" in shown:
-                result["phases"] = {k: round(v, 6) for k, v in scores.phases.items()}
+                fields["phases"] = {k: round(v, 6) for k, v in scores.phases.items()}
             if "sota" in shown and scores.sota:
-                result["sota"] = {"g": scores.sota.get("g"), "band": scores.sota.get("band"),
+                fields["sota"] = {"g": scores.sota.get("g"), "band": scores.sota.get("band"),
                                   "instances": {k: {x: v.get(x) for x in ("metric", "value", "g", "band")}
                                                 for k, v in scores.sota.get("instances", {}).items()}}
             if "qa" in shown and scores.qa:
-                result["qa"] = {k: scores.qa.get(k) for k in ("mcq_accuracy", "oeq_mean", "oeq_pending")}
+                fields["qa"] = {k: scores.qa.get(k) for k in ("mcq_accuracy", "oeq_mean", "oeq_pending")}
         except Exception as exc:  # an evaluation that fails is reported to the agent and logged, never fatal
             log.warning("scoring service: attempt %d failed: %s", n, exc)
-            result = {"attempt": n, "error": f"{type(exc).__name__}: {str(exc)[:500]}"}
+            fields = {"error": f"{type(exc).__name__}: {str(exc)[:500]}"}
         finally:
             remove_tree(work)
-        result["evaluation_sec"] = round(time.monotonic() - started, 3)
-        if "error" not in result and (self.best is None or _key(result) > _key(self.best)):
-            self.best = {k: v for k, v in result.items() if k != "best"}
-        result["best"] = self.best
-        record = {"at": datetime.now(UTC).isoformat(timespec="seconds"), "description": description, **result}
-        self.attempts.append(record)
-        with open(self.log_dir / "attempts.jsonl", "a", encoding="utf-8") as fh:
-            fh.write(json.dumps(record, default=str) + "\n")
-        (self.log_dir / "best.json").write_text(json.dumps(self.best, indent=1, default=str))
-        return result
+        result = ScoringResult(attempt=n, evaluation_sec=round(time.monotonic() - started, 3), **fields)
+        if result.error is None and (self.best is None or _key(result) > _key(self.best)):
+            self.best = result
+        attempt = ScoringAttempt(**result.model_dump(), at=datetime.now(UTC).isoformat(timespec="seconds"),
+                                 description=description, best=self.best)
+        self.attempts.append(attempt)
+        with open(self.trial.attempts, "a", encoding="utf-8") as fh:
+            fh.write(attempt.model_dump_json(exclude_none=True) + "\n")
+        if self.best is not None:
+            atomic_write_json(self.trial.best, self.best.model_dump(exclude_none=True))
+        return attempt
 
-    def summary(self) -> dict[str, Any]:
-        return {"attempts": len(self.attempts), "best": self.best,
-                "evaluation_sec": round(sum(a.get("evaluation_sec", 0) for a in self.attempts), 3)}
+    def summary(self) -> ServiceSummary:
+        return ServiceSummary(attempts=len(self.attempts), best=self.best,
+                              evaluation_sec=round(sum(a.evaluation_sec for a in self.attempts), 3))
 
     # --- HTTP ----------------------------------------------------------------------------------
 
@@ -138,7 +142,8 @@ class ScoringService:
                 if not self._authorized():
                     return None
                 if self.path == "/best":
-                    return self._send(200, {"best": service.best, "attempts": len(service.attempts)})
+                    best = service.best.model_dump(exclude_none=True) if service.best else None
+                    return self._send(200, {"best": best, "attempts": len(service.attempts)})
                 return self._send(404, {"error": "unknown path; use POST /evaluate or GET /best"})
 
             def do_POST(self):
@@ -152,7 +157,7 @@ class ScoringService:
                 except json.JSONDecodeError:
                     body = {}
                 desc = str(body.get("description", "")) if isinstance(body, dict) else ""
-                return self._send(200, service.score_submission(desc))
+                return self._send(200, service.score_submission(desc).answer())
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         threading.Thread(target=self._server.serve_forever, daemon=True, name="scoring-service").start()
@@ -177,9 +182,9 @@ class ScoringService:
         self.stop()
 
 
-def _key(result: dict[str, Any]) -> tuple[float, float, bool, int]:
+def _key(result: ScoringResult) -> tuple[float, float, bool, int]:
     """Attempts are ranked only by what the agent is shown (so "best" leaks nothing more): g, then R,
     then a replay that succeeded, then the latest."""
-    g = (result.get("sota") or {}).get("g")
-    return (g if g is not None else float("-inf"), result.get("R", float("-inf")),
-            result.get("replay") == "succeeded", result.get("attempt", 0))
+    g = (result.sota or {}).get("g")
+    return (g if g is not None else float("-inf"), result.R if result.R is not None else float("-inf"),
+            result.replay == "succeeded", result.attempt)

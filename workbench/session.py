@@ -21,6 +21,7 @@ from .env import environment_for
 from .io import atomic_write_json, copy_tree, digest_of, remove_tree, tree_hashes
 from .matrix import AgentConfig
 from .paths import TrialPaths
+from .session_records import SessionUsage
 from .task import Task
 
 log = logging.getLogger(__name__)
@@ -89,7 +90,7 @@ def run_session(task: Task, config: AgentConfig | dict[str, Any], trial_dir: Pat
         if wants_scoring_service(task, config):
             from .scoring_server import ScoringService
 
-            service = ScoringService(task, ws.snapshot, tp.session / "scoring", pause=budget.paused,
+            service = ScoringService(task, ws.snapshot, tp, pause=budget.paused,
                                      timeout=task.config.replay.timeout_sec, sandbox=sandbox)
             ws.attach_scoring(service.start(), service.token)
         try:
@@ -102,7 +103,8 @@ def run_session(task: Task, config: AgentConfig | dict[str, Any], trial_dir: Pat
     wall = budget.elapsed()
     status, files, sub_digest, starter_digest = probe_delivery(tp.submission, task.paths.starter)
     tp.agent_log.write_text(f"{agent.name}: {result.status}: {result.message}\n", encoding="utf-8")
-    atomic_write_json(tp.usage, {**result.usage.as_dict(), "wall_sec": round(wall, 3), **result.details})
+    usage = SessionUsage(**result.usage.as_dict(), wall_sec=round(wall, 3), **result.details)
+    atomic_write_json(tp.usage, usage.model_dump())
     delivery = Delivery(status=status, agent=agent.name, model=config.model, agent_status=result.status,
                         message=result.message[:4000], network=network,
                         budget={"wall_sec": budget.wall_sec, "max_turns": budget.max_turns,

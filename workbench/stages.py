@@ -36,7 +36,7 @@ def score(task_dir: str, trial_dir: str, judge: dict[str, Any] | None = None) ->
     """Stage 3: score the frozen evidence (with the LLM judge when ``judge`` names a model); returns R,
     phases and leaf counts by status. The judge's API key comes from the environment, never a parameter."""
     from .scoring import score_trial
-    from .scoring.judge import JudgeSettings
+    from .scoring.judge_settings import JudgeSettings
     from .task import load_task
 
     settings = JudgeSettings.from_env(**judge) if judge else None

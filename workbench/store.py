@@ -35,6 +35,7 @@ from .errors import WorkbenchError
 from .paths import RunPaths, TrialPaths
 from .rubric.phases import PHASES
 from .scoring.results import AWAITING
+from .session_records import read_usage
 
 log = logging.getLogger(__name__)
 
@@ -155,7 +156,11 @@ def _trial_rows(tp: TrialPaths) -> tuple[dict, list[dict], list[dict], list[dict
     run = tp.root.parent.parent.name
     complete = rec.get("status") == "complete" and tp.scores.is_file()
     scores = _json(tp.scores) if complete else {}
-    usage = _json(tp.usage)
+    try:
+        usage = read_usage(tp)
+    except WorkbenchError as exc:  # indexed without its usage columns; the rest of the trial stands
+        log.warning("%s", exc)
+        usage = None
     row = {c.name: None for c in trials.columns}
     row.update({
         "trial_id": rec["id"], "run": run, "task": rec.get("task"), "field": meta.get("field"),
@@ -165,9 +170,9 @@ def _trial_rows(tp: TrialPaths) -> tuple[dict, list[dict], list[dict], list[dict
         "delivery": out.get("delivery"), "agent_status": out.get("agent_status"), "refused": out.get("refused"),
         "fallback_used": out.get("fallback_used"), "replay": out.get("replay"),
         "started_at": rec.get("started_at"), "finished_at": rec.get("finished_at"), "error": rec.get("error"),
-        "turns": usage.get("turns"), "agent_seconds": usage.get("wall_sec"),
-        "input_tokens": usage.get("input_tokens"), "output_tokens": usage.get("output_tokens"),
-        "agent_cost_usd": usage.get("cost_usd"), **_scores_columns(scores),
+        **({"turns": usage.turns, "agent_seconds": usage.wall_sec, "input_tokens": usage.input_tokens,
+            "output_tokens": usage.output_tokens, "agent_cost_usd": usage.cost_usd} if usage else {}),
+        **_scores_columns(scores),
     })
     leaves = []
     for lf in scores.get("leaves", []):

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .paths import TrialPaths
+from .session_records import read_usage
 from .version import __version__
 
 ATIF_VERSION = "ATIF-v1.8"
@@ -40,7 +41,7 @@ def to_atif(trial_dir: Path) -> dict[str, Any]:
     tp = TrialPaths(Path(trial_dir))
     records = read_trajectory(tp.trajectory)
     delivery = json.loads(tp.delivery.read_text()) if tp.delivery.is_file() else {}
-    usage = json.loads(tp.usage.read_text()) if tp.usage.is_file() else {}
+    usage = read_usage(tp)
     steps = []
     for i, rec in enumerate(records, start=1):
         step: dict[str, Any] = {"step_id": i, "timestamp": rec.get("timestamp"),
@@ -72,7 +73,7 @@ def to_atif(trial_dir: Path) -> dict[str, Any]:
                   "extra": {"workbench_agent_status": delivery.get("agent_status"),
                             "network": delivery.get("network")}},
         "steps": steps,
-        "final_metrics": {"total_prompt_tokens": usage.get("input_tokens"),
-                          "total_completion_tokens": usage.get("output_tokens"),
-                          "total_cost_usd": usage.get("cost_usd"), "total_steps": len(steps)},
+        "final_metrics": {"total_prompt_tokens": usage.input_tokens if usage else None,
+                          "total_completion_tokens": usage.output_tokens if usage else None,
+                          "total_cost_usd": usage.cost_usd if usage else None, "total_steps": len(steps)},
     }

@@ -9,10 +9,18 @@ import pytest
 from tests.conftest import REPO, run_cli, write_task
 from workbench.authoring.check import check_task
 from workbench.authoring.validate import _same_scores, compare_evidence, freeze_task, frozen_changes, validate_task
-from workbench.errors import WorkbenchError
+from workbench.errors import ValidationProblem, WorkbenchError
 from workbench.evidence import freeze
 from workbench.task import find_tasks, load_task
-from workbench.task.records import Determinism, Tolerance, ValidationRecord
+from workbench.task.records import (
+    Determinism,
+    Tolerance,
+    ValidationRecord,
+    read_determinism,
+    read_freeze,
+    read_review_log,
+    read_validation,
+)
 
 PARTIAL = 'mkdir -p results\necho \'{"value": 42}\' > results/value.json\n'  # no log.txt
 INVALID = 'mkdir -p results\necho \'{"value": 7}\' > results/value.json\nexit 1\n'
@@ -141,6 +149,10 @@ def test_freeze_needs_a_current_passing_validation_and_then_guards_the_task(tmp_
         '[[review]]\nreviewer = "B. Expert"\ndate = 2026-12-01\nscope = "rubric"\n')
     rec = freeze_task(task)  # review.toml is a construction record: it does not invalidate validation
     assert rec.reviewers == ["A. Expert", "B. Expert"] and rec.validation_passed
+    # the records as written are their models, field for field
+    assert read_freeze(task.paths) == rec and json.loads(task.paths.freeze.read_text()) == rec.model_dump()
+    validated = read_validation(task.paths)
+    assert validated.passed and json.loads(task.paths.validation.read_text()) == validated.model_dump()
     assert check_task(task.root).ok
     assert not [w for w in check_task(task.root).warnings if "review" in w or "validation" in w]
     (task.root / "instruction.md").write_text("Something else entirely.\n")
@@ -149,6 +161,33 @@ def test_freeze_needs_a_current_passing_validation_and_then_guards_the_task(tmp_
     assert not rep.ok and "changed since it was frozen: instruction.md" in rep.errors[0]
     with pytest.raises(WorkbenchError, match="changed since it was validated"):
         freeze_task(task)
+
+
+def test_a_malformed_construction_record_is_one_line_naming_the_file_and_field(tmp_path):
+    root = write_task(tmp_path / "task")
+    task = load_task(root)
+    task.paths.validation.write_text('{"task": "task", "passed": "maybe"}')
+    proc = run_cli("task", "check", str(root))
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert f"error: {task.paths.validation}: passed: Input should be a valid boolean, unable to interpret input" \
+        in errors and all(line.startswith(f"error: {task.paths.validation}: ") for line in errors)
+    with pytest.raises(ValidationProblem, match="validation.json: content_hash: Field required"):
+        freeze_task(task)
+    task.paths.validation.unlink()
+    task.paths.freeze.write_text("{")
+    assert check_task(root).errors == [f"{task.paths.freeze}: not valid JSON: Expecting property name enclosed in "
+                                       "double quotes: line 1 column 2 (char 1)"]
+    task.paths.freeze.unlink()
+    task.paths.determinism.write_text('ignore = "replay/*"\n')
+    assert check_task(root).errors == [f"{task.paths.determinism}: ignore: Input should be a valid list"]
+
+
+def test_the_bundled_tasks_records_are_their_models():
+    for root in BUNDLED:
+        paths = load_task(root).paths
+        assert read_validation(paths).passed and len(read_review_log(paths).review) >= 1
+        read_determinism(paths)  # authored: loads, whatever it allows
 
 
 def test_malformed_review_log_is_a_named_error(tmp_path):

@@ -29,6 +29,7 @@ used; runs are merged only when a configuration name means the same configuratio
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import numpy as np
@@ -37,6 +38,8 @@ import pandas as pd
 from ..paths import RunPaths
 from ..store import Store
 
+log = logging.getLogger(__name__)
+
 PHASE_SHARES = ("modeling_share", "execution_share", "validation_share")
 COUNTED_STATES = ("final", "provisional", "refused", "missing", "unfinished")
 WITHHELD_STATES = ("infra_error", "needs_rescoring")
@@ -44,35 +47,41 @@ ZERO_STATES = ("refused", "missing", "unfinished")  # count 0 (PaperBenchX §4.1
 MODE_RESULTS = ("sota_g", "sota_band", "qa_oeq", "qa_mcq_accuracy")
 
 
+def _is_run(run: RunPaths) -> bool:
+    return run.trials.is_dir() or run.results_db.is_file()
+
+
 def run_dirs(root: Path | str) -> list[Path]:
     """``root`` itself when it is a run, else the runs directly inside it."""
     root = Path(root)
-    if (root / "trials").is_dir() or (root / "results.db").is_file():
+    if _is_run(RunPaths(root)):
         return [root]
     if not root.is_dir():
         from ..errors import WorkbenchError
 
         raise WorkbenchError(f"{root}: not a directory")
-    return sorted(d for d in root.iterdir() if (d / "trials").is_dir() or (d / "results.db").is_file())
+    return sorted(d for d in root.iterdir() if _is_run(RunPaths(d)))
 
 
 def run_configs(run_dir: Path | str) -> dict[str, dict]:
     """A run's configurations by name, as recorded: a batch's matrix or `workbench run`'s ``configs`` in
     run.json, else each trial's trial.json (a run made by the library); unset fields take their defaults."""
+    from ..errors import WorkbenchError
     from ..io import read_json
     from ..matrix import AgentConfig
+    from ..run_lock import read_run_lock
 
     run = RunPaths(Path(run_dir))
     try:
-        data = read_json(run.run_json) if run.run_json.is_file() else {}
-    except (OSError, ValueError):
-        data = {}
-    found = {a["name"]: a for a in (data.get("matrix") or {}).get("agents", []) if isinstance(a, dict) and "name" in a}
-    found |= {n: c for n, c in (data.get("configs") or {}).items() if isinstance(c, dict)}
+        lock = read_run_lock(run)
+    except WorkbenchError as exc:  # the trials still say how they were configured
+        log.warning("%s", exc)
+        lock = None
+    found = lock.configurations if lock else {}
     if not found and run.trials.is_dir():
         for d in sorted(run.trials.iterdir()):
             try:
-                cfg = read_json(d / "trial.json").get("config") or {}
+                cfg = read_json(run.trial(d.name).trial_json).get("config") or {}
             except (OSError, ValueError, AttributeError):
                 continue
             if "name" in cfg:
@@ -99,7 +108,7 @@ def _store_current(store: Store, run: RunPaths) -> None:
     """Index a run whose trial directories are not (all) in its store yet; a synthetic run has none."""
     if not run.trials.is_dir():
         return
-    dirs = sum(1 for d in run.trials.iterdir() if (d / "trial.json").is_file())
+    dirs = sum(1 for d in run.trials.iterdir() if run.trial(d.name).trial_json.is_file())
     if dirs and len(store.trial_ids(run.root.name)) < dirs:
         store.rebuild(run.root)
 

@@ -12,16 +12,16 @@ task's evaluator result, withheld as after a judge or workbench failure), still 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 from sqlalchemy import insert
 
 from ..activities import ACTIVITIES
-from ..io import atomic_write_json
+from ..errors import WorkbenchError
 from ..paths import RunPaths
 from ..rubric import is_full
+from ..run_lock import RunLock, read_run_lock, write_run_lock
 from ..store import Store, activity_time, leaf_scores, trials
 
 FIELDS = ["RF filters and FSS", "antennas", "photonic crystals", "metasurfaces", "quantum chemistry",
@@ -139,13 +139,13 @@ def synthesize(run_dir: Path | str, *, configs: int = 10, tasks: int = 93, attem
     store.engine.dispose()
     params = {"configs": configs, "tasks": tasks, "attempts": attempts, "leaves": leaves, "fields": fields,
               "sota_tasks": sota_tasks, "qa_tasks": qa_tasks, "seed": seed}
-    atomic_write_json(run.run_json, {"synthetic": True, "generator": params, "tasks": {}, "configs": {}})
+    write_run_lock(run, RunLock(synthetic=True, generator=params))
     return {"trials": len(trial_rows), "leaf_scores": len(leaf_rows), "activity_time": len(flow_rows)}
 
 
 def is_synthetic(run_dir: Path | str) -> bool:
-    p = RunPaths(Path(run_dir)).run_json
     try:
-        return bool(json.loads(p.read_text()).get("synthetic"))
-    except (OSError, ValueError):
+        lock = read_run_lock(RunPaths(Path(run_dir)))
+    except WorkbenchError:
         return False
+    return lock is not None and lock.synthetic

@@ -175,25 +175,24 @@ def check_task(root: Path | str) -> Report:
 def _check_construction(paths: TaskPaths, config, errors: list[str], warnings: list[str]) -> None:
     """The construction records: a frozen task must not change; validation and reviews are reported."""
     from ..task.package import Task
-    from ..task.records import ValidationRecord
-    from .validate import frozen_changes, load_determinism, load_reviews
+    from ..task.records import read_determinism, read_review_log, read_validation
+    from .validate import frozen_changes
 
     task = Task(paths, config)
     try:
-        load_determinism(task)
-        reviewers = load_reviews(task).reviewers
+        read_determinism(paths)
+        reviewers = read_review_log(paths).reviewers
+        changed = frozen_changes(task)
+        record = read_validation(paths)
     except ValidationProblem as exc:
         errors.extend(exc.problems)
         return
-    changed = frozen_changes(task)
     if changed:
-        errors.append(f"{paths.tests / 'freeze.json'}: the task changed since it was frozen: {', '.join(changed[:8])}")
-    vpath = paths.tests / "validation.json"
-    if vpath.is_file():
-        record = ValidationRecord.model_validate_json(vpath.read_text())
+        errors.append(f"{paths.freeze}: the task changed since it was frozen: {', '.join(changed[:8])}")
+    if record is not None:
         if record.content_hash != task.content_hash():
-            warnings.append(f"{vpath}: stale (the task changed since it was validated)")
+            warnings.append(f"{paths.validation}: stale (the task changed since it was validated)")
         elif not record.passed:
-            warnings.append(f"{vpath}: the last validation failed")
+            warnings.append(f"{paths.validation}: the last validation failed")
     if len(reviewers) < 2:
-        warnings.append(f"{paths.tests / 'review.toml'}: {len(reviewers)} of 2 expert review sign-offs")
+        warnings.append(f"{paths.review_log}: {len(reviewers)} of 2 expert review sign-offs")

@@ -27,12 +27,21 @@ from pathlib import Path
 from typing import Any
 
 from ..env import environment_for, install_env, install_image
-from ..errors import WorkbenchError, load_toml_model
+from ..errors import WorkbenchError
 from ..io import atomic_write_json, iter_files, remove_tree, sha256_file
 from ..replay import replay
 from ..scoring import score_trial
 from ..task.package import Task, load_task
-from ..task.records import CheckResult, Determinism, FreezeRecord, ReviewLog, ValidationRecord
+from ..task.records import (
+    CheckResult,
+    Determinism,
+    FreezeRecord,
+    ValidationRecord,
+    read_determinism,
+    read_freeze,
+    read_review_log,
+    read_validation,
+)
 from ..version import __version__
 
 log = logging.getLogger(__name__)
@@ -40,16 +49,6 @@ log = logging.getLogger(__name__)
 MAX_REFERENCE_SEC = 180.0
 INVALID_MAX = 0.3
 MIN_CHEATS = 3  # of different kinds: fabricated outputs, a cheap run relabelled, a cache copied out
-
-
-def load_determinism(task: Task) -> Determinism:
-    p = task.paths.tests / "determinism.toml"
-    return load_toml_model(p, Determinism) if p.is_file() else Determinism()
-
-
-def load_reviews(task: Task) -> ReviewLog:
-    p = task.paths.tests / "review.toml"
-    return load_toml_model(p, ReviewLog) if p.is_file() else ReviewLog()
 
 
 def calibration_submissions(task: Task) -> dict[str, Path]:
@@ -161,8 +160,7 @@ def validate_task(task: Task, *, workdir: Path | None = None, install: bool = Tr
     if install:
         install_image(task) if sandbox == "docker" else install_env(task)
     env, _ = environment_for(task, sandbox)
-    vpath = task.paths.tests / "validation.json"
-    recorded = ValidationRecord.model_validate_json(vpath.read_text()) if vpath.is_file() else None
+    recorded = read_validation(task.paths)
     if recorded and (recorded.sandbox == sandbox or recorded.content_hash != task.content_hash()):
         recorded = None  # compare only with the other backend's record of this very task
     subs = calibration_submissions(task)
@@ -170,7 +168,7 @@ def validate_task(task: Task, *, workdir: Path | None = None, install: bool = Tr
         raise WorkbenchError(f"{task.paths.solution}: no reproduce.sh; the task cannot be validated")
     if not any(_kind(n) == "invalid" for n in subs) or not any(_kind(n) == "partial" for n in subs):
         raise WorkbenchError(f"{task.paths.calibration}: needs at least one partial* and one invalid* submission")
-    spec = load_determinism(task)
+    spec = read_determinism(task.paths)
     base = Path(tempfile.mkdtemp(prefix=f"validate-{task.id}-", dir=workdir))
     timeout = task.config.replay.timeout_sec
     runs: dict[str, dict[str, Any]] = {}
@@ -220,34 +218,33 @@ def validate_task(task: Task, *, workdir: Path | None = None, install: bool = Tr
         determinism=det, reference_replay_sec=round(ref_sec, 2), environment_digest=env["digest"], sandbox=sandbox,
         validated_at=datetime.now(UTC).isoformat(timespec="seconds"), workbench_version=__version__)
     if write:
-        atomic_write_json(vpath, result.model_dump())
+        atomic_write_json(task.paths.validation, result.model_dump())
     return result
 
 
 def freeze_task(task: Task) -> FreezeRecord:
     """Record the content hashes of a validated task; refuses when validation is missing or stale."""
-    vpath = task.paths.tests / "validation.json"
-    if not vpath.is_file():
+    record = read_validation(task.paths)
+    if record is None:
         raise WorkbenchError(f"{task.id}: not validated yet; run `workbench task validate {task.root}` first")
-    record = ValidationRecord.model_validate_json(vpath.read_text())
     digest = task.content_hash()
     if record.content_hash != digest:
         raise WorkbenchError(f"{task.id}: changed since it was validated; validate it again before freezing")
     if not record.passed:
         raise WorkbenchError(f"{task.id}: its last validation failed; it cannot be frozen")
     frozen = FreezeRecord(task=task.id, content_hash=digest, files=task.file_hashes(), validation_passed=True,
-                          reviewers=load_reviews(task).reviewers,
+                          reviewers=read_review_log(task.paths).reviewers,
                           frozen_at=datetime.now(UTC).isoformat(timespec="seconds"), workbench_version=__version__)
-    atomic_write_json(task.paths.tests / "freeze.json", frozen.model_dump())
+    atomic_write_json(task.paths.freeze, frozen.model_dump())
     return frozen
 
 
 def frozen_changes(task: Task) -> list[str]:
     """Files changed, added or removed since the task was frozen (empty when unfrozen or unchanged)."""
-    p = task.paths.tests / "freeze.json"
-    if not p.is_file():
+    record = read_freeze(task.paths)
+    if record is None:
         return []
-    frozen = FreezeRecord.model_validate_json(p.read_text()).files
+    frozen = record.files
     now = task.file_hashes()
     return sorted(k for k in set(frozen) | set(now) if frozen.get(k) != now.get(k))
 

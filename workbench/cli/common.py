@@ -54,7 +54,7 @@ def stage_line(text: str) -> None:
 
 def judge_settings(model: str | None):
     """The judge the user asked for, or None; one without an endpoint is refused before any trial is recorded."""
-    from ..scoring.judge import JudgeSettings
+    from ..scoring.judge_settings import JudgeSettings
 
     return JudgeSettings.from_env(model)
 

@@ -21,11 +21,12 @@ env_app = typer.Typer(no_args_is_help=True, help="Task environments on this host
 def task_check_cmd(paths: list[Path] = PATHS):
     """Validate task.toml, instruction.md, the rubric and required files; exit 1 on any error."""
     from ..authoring.check import check_task
+    from ..paths import TaskPaths
     from ..task import find_tasks
 
     failed = False
     for p in paths:
-        targets = find_tasks(p) if p.is_dir() and not (p / "task.toml").exists() else [p]
+        targets = find_tasks(p) if p.is_dir() and not TaskPaths(p).task_toml.exists() else [p]
         if not targets:
             echo_err(f"error: {p}: no task directories (with task.toml) found")
             failed = True
@@ -46,15 +47,14 @@ def task_list_cmd(directory: Path = typer.Argument(Path("tasks"), resolve_path=T
                   long: bool = typer.Option(False, "--long", "-l", help="Field, scoring mode, leaves, validation.")):
     """Print one task id per line."""
     from ..task import find_tasks, load_task
-    from ..task.records import ValidationRecord
+    from ..task.records import read_validation
 
     for t in find_tasks(directory):
         if not long:
             typer.echo(t.name)
             continue
         task = load_task(t)
-        v = task.paths.tests / "validation.json"
-        rec = ValidationRecord.model_validate_json(v.read_text()) if v.is_file() else None
+        rec = read_validation(task.paths)
         state = (f"validated {'ok' if rec.passed else 'FAILED'}, reference replay {rec.reference_replay_sec:.1f} s"
                  if rec else "not validated")
         typer.echo(f"{task.id:<24}{task.config.metadata.field or '-':<32}{task.scoring:<7}"

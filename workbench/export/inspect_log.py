@@ -24,6 +24,7 @@ from ..matrix import is_credential
 from ..paths import TrialPaths
 from ..rubric import PHASES
 from ..scoring.results import Scores
+from ..session_records import read_usage
 from ..trajectory import _arguments, read_trajectory
 from ..trial_record import TrialRecord, read_trial
 from ..version import __version__
@@ -207,13 +208,11 @@ def _messages(tp: TrialPaths, instruction: str, model: str) -> list[ChatMessage]
 
 
 def _usage(tp: TrialPaths) -> ModelUsage | None:
-    if not tp.usage.is_file():
-        return None
-    u = json.loads(tp.usage.read_text())
-    inp, outp = int(u.get("input_tokens") or 0), int(u.get("output_tokens") or 0)
-    if not (inp or outp or u.get("cost_usd")):
+    u = read_usage(tp)
+    if u is None or not (u.input_tokens or u.output_tokens or u.cost_usd):
         return None  # an agent that called no model (oracle, nop) used none
-    return ModelUsage(input_tokens=inp, output_tokens=outp, total_tokens=inp + outp, total_cost=u.get("cost_usd"))
+    return ModelUsage(input_tokens=u.input_tokens, output_tokens=u.output_tokens,
+                      total_tokens=u.input_tokens + u.output_tokens, total_cost=u.cost_usd)
 
 
 def _scores(tp: TrialPaths) -> dict[str, Score] | None:

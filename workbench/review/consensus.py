@@ -83,7 +83,7 @@ def set_reviewers_required(run_dir: Path | str, n: int, store: Store | None = No
     store.set_setting(run.root.name, "reviewers_required", str(n))
     reviewed = set(store.reviews_for(run.root.name)["trial_id"])
     for tid in sorted(reviewed):
-        if (run.trials / tid / "scores.json").is_file():
-            rescore_from_reviews(run.trials / tid, store)
+        if run.trial(tid).scores.is_file():
+            rescore_from_reviews(run.trial(tid).root, store)
     return len(reviewed)
 

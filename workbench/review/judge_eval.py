@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..paths import RunPaths
+from ..paths import RunPaths, TrialPaths
 from ..scoring.finalize import ReviewRecord
 from ..store import Store
 from .stats import binarize, classification, cohen_kappa
@@ -23,7 +23,7 @@ def judge_scores(run: RunPaths) -> dict[tuple[str, str], dict[str, Any]]:
     if not run.trials.is_dir():
         return out
     for d in sorted(run.trials.iterdir()):
-        scores = d / "scores.json"
+        scores = TrialPaths(d).scores
         if not scores.is_file():
             continue
         data = json.loads(scores.read_text())

@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 
 from ..errors import WorkbenchError
-from ..paths import TrialPaths, run_of
+from ..paths import RunPaths, TrialPaths, run_of
 from ..scoring.finalize import KINDS, ReviewRecord
 from ..scoring.trial import refinalize
 from ..store import Store
@@ -50,7 +50,7 @@ def stale_reviews(store: Store, run_dir: Path | str) -> pd.DataFrame:
     rows = []
     reviews = store.reviews_for(run.name)
     for tid, group in (reviews.groupby("trial_id", sort=True) if not reviews.empty else []):
-        path = run / "trials" / tid / "scores.json"
+        path = RunPaths(run).trial(tid).scores
         scores = json.loads(path.read_text()) if path.is_file() else {"leaves": []}
         leaves = {lf["id"]: lf for lf in scores["leaves"]}
         for rec, row in zip(ReviewRecord.from_frame(group), group.itertuples(), strict=True):

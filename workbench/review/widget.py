@@ -61,11 +61,11 @@ class Reviewer(w.VBox):
     def __init__(self, target: str | Path, *, store: Store | None = None, reviewer: str = "",
                  show: str = "awaiting", select: tuple[str, str] | None = None):
         target = Path(target).resolve()
-        if (target / "scores.json").is_file() or (target / "trial.json").is_file():
+        if TrialPaths(target).scores.is_file() or TrialPaths(target).trial_json.is_file():
             run_dir, self.only_trial = run_of(target), target.name
             if run_dir is None:
                 raise WorkbenchError(f"{target} is not inside a run directory (RUN/trials/TRIAL)")
-        elif (target / "trials").is_dir():
+        elif RunPaths(target).trials.is_dir():
             run_dir, self.only_trial = target, None
         else:
             raise WorkbenchError(f"{target}: neither a run directory (with trials/) nor a trial directory")
@@ -130,7 +130,7 @@ class Reviewer(w.VBox):
     def _trial_dirs(self) -> list[Path]:
         if self.only_trial:
             return [self.run.trials / self.only_trial]
-        return sorted(d for d in self.run.trials.iterdir() if (d / "scores.json").is_file())
+        return sorted(d for d in self.run.trials.iterdir() if TrialPaths(d).scores.is_file())
 
     def reload(self) -> None:
         """Re-read scores.json of every trial (after a save, or when another reviewer saved)."""

@@ -19,15 +19,16 @@ from __future__ import annotations
 import fnmatch
 import logging
 from collections.abc import Callable
-from pathlib import Path
 
 from ..evidence import Evidence, MissingEvidence, normalize
 from ..io import digest_of
+from ..paths import TrialPaths
 from ..rubric import Leaf
 from ..task import Task
 from .checks import CheckOutcome, run_check
 from .faults import caused_by_submission, describe
-from .judge import JudgeSettings, judge_leaf
+from .judge import judge_leaf
+from .judge_settings import JudgeSettings
 from .results import LeafScore
 
 log = logging.getLogger(__name__)
@@ -86,10 +87,10 @@ def deterministic(leaf: Leaf, outcome: dict) -> LeafScore:
                      evidence_refs=refs)
 
 
-def judged(leaf: Leaf, ev: Evidence, task: Task, settings: JudgeSettings, judge_dir: Path, force: bool,
+def judged(leaf: Leaf, ev: Evidence, task: Task, settings: JudgeSettings, trial: TrialPaths, force: bool,
            reader=None) -> LeafScore:
     base = _base(leaf)
-    out = judge_leaf(task, leaf, ev, settings, judge_dir, force=force, reader=reader)
+    out = judge_leaf(task, leaf, ev, settings, trial, force=force, reader=reader)
     info = {"model": settings.model, "key": out.key, "fingerprint": out.parts, "cached": out.cached,
             "transcript": out.transcript, "calls_made": out.calls}
     if out.verdict is None:
@@ -104,7 +105,7 @@ def judged(leaf: Leaf, ev: Evidence, task: Task, settings: JudgeSettings, judge_
 
 
 def score_leaf(leaf: Leaf, ev: Evidence, outcome: dict | None = None, *, task: Task | None = None,
-               judge: JudgeSettings | None = None, judge_dir: Path | None = None, force: bool = False,
+               judge: JudgeSettings | None = None, trial: TrialPaths | None = None, force: bool = False,
                reader=None) -> LeafScore:
     """The machine result of one leaf (before reviews and gates); a deterministic leaf's check ``outcome``
     comes from the confined reader."""
@@ -117,7 +118,7 @@ def score_leaf(leaf: Leaf, ev: Evidence, outcome: dict | None = None, *, task: T
         return LeafScore(**base, score=0.0, status="missing_evidence",
                          rationale="missing evidence: " + ", ".join(missing))
     if leaf.node.scoring_method == "judge" and judge is not None:
-        return judged(leaf, ev, task, judge, judge_dir, force, reader)
+        return judged(leaf, ev, task, judge, trial, force, reader)
     who = "an expert" if leaf.node.scoring_method == "expert" else "the judge or an expert"
     note = f" (missing: {', '.join(missing)})" if missing else ""
     return LeafScore(**base, score=None, status="pending_review", rationale=f"awaits {who}{note}")

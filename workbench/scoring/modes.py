@@ -56,7 +56,7 @@ def sota_block(task: Task, evidence_dir: Path) -> dict[str, Any]:
     env = env_info(task)
     python = f"{env['dir']}/bin/python" if env["dir"] else None
     try:
-        results = run_evaluator(task.paths.evaluator, evidence_dir, task.paths.tests / "refs", python=python,
+        results = run_evaluator(task.paths.evaluator, evidence_dir, task.paths.refs, python=python,
                                 env_dir=env["dir"], memory_mb=task.config.environment.memory_mb,
                                 timeout=min(spec.timeout_sec, task.config.verifier.timeout_sec))
     except EvaluatorFailed as exc:

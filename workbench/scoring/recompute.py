@@ -71,14 +71,14 @@ def run_recompute(task, evidence: Path, spec: dict[str, Any]) -> dict[str, Any]:
     from ..sandbox import SandboxSetupError
 
     p = Recompute.model_validate({k: v for k, v in spec.items() if k != "kind"})
-    script = task.paths.tests / "recompute.py"
+    script = task.paths.recompute_py
     if not script.is_file():
         return {"error": f"{script}: missing (a recompute check needs it)", "code_fault": True}
     env = env_info(task)
     python = f"{env['dir']}/bin/python" if env["dir"] else "/usr/bin/python3"
     binds = {EVIDENCE: Path(evidence).resolve(), f"{TESTS}/recompute.py": script.resolve()}
-    if (task.paths.tests / "refs").is_dir():
-        binds[f"{TESTS}/refs"] = (task.paths.tests / "refs").resolve()
+    if task.paths.refs.is_dir():
+        binds[f"{TESTS}/refs"] = task.paths.refs.resolve()
     marker = f"@@workbench-recompute-{secrets.token_hex(8)}@@"
     try:
         done = run_confined([python, "-I", "-c", _RUNNER, f"{TESTS}/recompute.py", p.function, json.dumps(p.params),

@@ -19,8 +19,11 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from pathlib import Path
 from typing import Literal
 
+from ..paths import TaskPaths
+from ..task.records import RECORD_FILES
 from ..task.sota_spec import SotaSpec, sign_of
 from .faults import InfrastructureFault
 
@@ -61,9 +64,10 @@ def band(g: float | Fraction) -> Band:
 
 # --- the evaluator --------------------------------------------------------------------------------
 
-NOT_FOR_THE_EVALUATOR = frozenset({"rubric.json", "checks.py", "questions.json", "judge.md", "sota.json",
-                                   "validation.json", "freeze.json", "review.toml", "determinism.toml",
-                                   "__pycache__"})
+_HERE = TaskPaths(Path())
+NOT_FOR_THE_EVALUATOR = frozenset({p.name for p in (_HERE.rubric, _HERE.checks_py, _HERE.questions, _HERE.judge_md,
+                                                    _HERE.sota)}
+                                  | {Path(f).name for f in RECORD_FILES} | {"__pycache__"})
 
 
 class EvaluatorFailed(InfrastructureFault):

@@ -23,14 +23,14 @@ from typing import Any
 from ..errors import WorkbenchError
 from ..evidence import Evidence, ensure_intact, read_manifest
 from ..io import atomic_write_json, digest_of, read_json, sha256_bytes
-from ..paths import TrialPaths, run_of
+from ..paths import RunPaths, TrialPaths, run_of
 from ..reader import Reader
 from ..rubric import Leaf
 from ..task import Task
 from ..trial_record import update_outcome
 from ..version import __version__
 from .finalize import ReviewRecord, finalize, machine_result
-from .judge import JudgeSettings
+from .judge_settings import JudgeSettings
 from .leaves import host_check, leaf_evidence_digest, score_leaf
 from .modes import mode_of
 from .qa import oeq_summary
@@ -82,7 +82,7 @@ def _store(tp: TrialPaths, store=None):
     if store is not None:
         return store
     run = run_of(tp.root)
-    if run is None or not (os.environ.get("WORKBENCH_STORE_URL") or (run / "results.db").is_file()):
+    if run is None or not (os.environ.get("WORKBENCH_STORE_URL") or RunPaths(run).results_db.is_file()):
         return None
     from ..store import Store
 
@@ -214,7 +214,7 @@ def score_trial(task: Task, trial_dir: Path | str, *, judge: JudgeSettings | Non
             m = kept[lf.id].model_copy(update={"effective_weight": lf.effective_weight, "weight": str(lf.weight),
                                                "gate_scope": list(lf.gate_scope)})
         else:
-            m = score_leaf(lf, ev, outcomes.get(lf.id), task=task, judge=judge, judge_dir=tp.root / "judge",
+            m = score_leaf(lf, ev, outcomes.get(lf.id), task=task, judge=judge, trial=tp,
                            force=bool(only_leaves), reader=reader)
         machine.append(m.model_copy(update={"evidence_digest": leaf_evidence_digest(manifest, m.evidence_refs)}))
     changes = fingerprint_changes(previous, machine)

@@ -6,17 +6,23 @@
     tests/freeze.json        content hashes recorded by `workbench task freeze` (written)
 
 None of these change how a task is scored, so they are left out of the task's content hash: validating
-or signing a review does not make a running batch see a "changed task".
+or signing a review does not make a running batch see a "changed task". Each is read here, through its
+model; a malformed record is a :class:`~workbench.errors.ValidationProblem` naming the file and field.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-RECORD_FILES = ("tests/determinism.toml", "tests/review.toml", "tests/validation.json", "tests/freeze.json")
+from ..errors import load_json_model, load_toml_model
+from ..paths import TaskPaths
+
+_HERE = TaskPaths(Path())
+RECORD_FILES = tuple(p.as_posix() for p in (_HERE.determinism, _HERE.review_log, _HERE.validation, _HERE.freeze))
 
 
 class Tolerance(BaseModel):
@@ -87,3 +93,23 @@ class FreezeRecord(BaseModel):
     reviewers: list[str]
     frozen_at: str
     workbench_version: str
+
+
+def read_determinism(paths: TaskPaths) -> Determinism:
+    """tests/determinism.toml, or nothing may differ when the task declares none."""
+    return load_toml_model(paths.determinism, Determinism) if paths.determinism.is_file() else Determinism()
+
+
+def read_review_log(paths: TaskPaths) -> ReviewLog:
+    """tests/review.toml, or no sign-off yet."""
+    return load_toml_model(paths.review_log, ReviewLog) if paths.review_log.is_file() else ReviewLog()
+
+
+def read_validation(paths: TaskPaths) -> ValidationRecord | None:
+    """tests/validation.json, or None when the task was never validated."""
+    return load_json_model(paths.validation, ValidationRecord) if paths.validation.is_file() else None
+
+
+def read_freeze(paths: TaskPaths) -> FreezeRecord | None:
+    """tests/freeze.json, or None when the task was never frozen."""
+    return load_json_model(paths.freeze, FreezeRecord) if paths.freeze.is_file() else None

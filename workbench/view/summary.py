@@ -9,27 +9,21 @@ whose lock nobody holds was interrupted (a killed batch): it says so instead of 
 from __future__ import annotations
 
 import fcntl
-import json
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from ..analysis.frames import run_dirs
+from ..errors import WorkbenchError
 from ..paths import RunPaths, TrialPaths
 from ..pipeline import trial_id
+from ..run_lock import read_run_lock
 from ..scoring.results import AWAITING, Scores
+from ..session_records import SessionUsage, read_usage
 from ..trajectory import read_trajectory
 from ..trial_record import TrialRecord, read_trial
 
 STATUSES = ("running", "queued", "complete", "infra_error", "interrupted")
-
-
-def _json(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
 
 
 def _seconds(start: str | None, end: str | None) -> float | None:
@@ -45,7 +39,7 @@ def _seconds(start: str | None, end: str | None) -> float | None:
 
 def lock_held(run: RunPaths, tid: str) -> bool:
     """Whether a process holds the trial's lock (a probe that takes a shared lock for an instant)."""
-    path = run.locks / f"{tid}.lock"
+    path = run.lock(tid)
     try:
         with open(path) as fh:
             try:
@@ -58,19 +52,22 @@ def lock_held(run: RunPaths, tid: str) -> bool:
         return False
 
 
-def _usage(tp: TrialPaths) -> dict[str, Any]:
+def _usage(tp: TrialPaths) -> SessionUsage:
     """Agent tokens and cost: usage.json once the session ended, else summed from the trajectory so far."""
-    usage = _json(tp.usage)
-    if usage or not tp.trajectory.is_file():
-        return usage
+    try:
+        usage = read_usage(tp)
+    except WorkbenchError:  # a malformed usage.json: what the trajectory says
+        usage = None
+    if usage is not None or not tp.trajectory.is_file():
+        return usage or SessionUsage()
     try:
         turns = read_trajectory(tp.trajectory)
     except (OSError, ValueError):
-        return {}
-    return {"turns": len(turns),
-            "input_tokens": sum((t.get("usage") or {}).get("prompt_tokens") or 0 for t in turns),
-            "output_tokens": sum((t.get("usage") or {}).get("completion_tokens") or 0 for t in turns),
-            "cost_usd": sum(t.get("cost_usd") or 0.0 for t in turns) or None}
+        return SessionUsage()
+    return SessionUsage(turns=len(turns),
+                        input_tokens=sum((t.get("usage") or {}).get("prompt_tokens") or 0 for t in turns),
+                        output_tokens=sum((t.get("usage") or {}).get("completion_tokens") or 0 for t in turns),
+                        cost_usd=sum(t.get("cost_usd") or 0.0 for t in turns) or None)
 
 
 def read_scores(tp: TrialPaths) -> Scores | None:
@@ -93,7 +90,7 @@ def trial_summary(run: RunPaths, tid: str, rec: TrialRecord | None = None) -> di
     scores = read_scores(tp) if rec.status == "complete" else None
     usage = _usage(tp)
     judge_cost = (scores.judge_usage.get("cost_usd") if scores else None) or 0.0
-    agent_cost = usage.get("cost_usd") or 0.0
+    agent_cost = usage.cost_usd or 0.0
     if status == "interrupted":  # the time it worked, not the time since it died
         seconds = sum(s.seconds or 0.0 for s in rec.stages.values())
     else:
@@ -105,7 +102,7 @@ def trial_summary(run: RunPaths, tid: str, rec: TrialRecord | None = None) -> di
         "R": scores.R if scores else None, "R_upper": scores.R_upper if scores else None,
         "full": scores.full if scores else None, "coverage": scores.coverage if scores else None,
         "awaiting": sum(1 for lf in scores.leaves if lf.status in AWAITING) if scores else None,
-        "tokens": (usage.get("input_tokens") or 0) + (usage.get("output_tokens") or 0),
+        "tokens": usage.input_tokens + usage.output_tokens,
         "cost_usd": agent_cost + judge_cost if (agent_cost or judge_cost) else None,
         "seconds": seconds,
         "started_at": rec.started_at, "finished_at": rec.finished_at,
@@ -114,7 +111,11 @@ def trial_summary(run: RunPaths, tid: str, rec: TrialRecord | None = None) -> di
 
 def planned_trials(run: RunPaths) -> list[str]:
     """Trial ids a batch's matrix plans (run.json), in matrix order; empty for single `workbench run` trials."""
-    matrix = _json(run.run_json).get("matrix") or {}
+    try:
+        lock = read_run_lock(run)
+    except WorkbenchError:  # a malformed run.json: its trials are still shown, none planned
+        return []
+    matrix = (lock.matrix if lock else None) or {}
     try:
         return [trial_id(Path(t).name, a["name"], n) for t in matrix.get("tasks", [])
                 for a in matrix.get("agents", []) for n in range(1, int(matrix.get("attempts", 1)) + 1)]
