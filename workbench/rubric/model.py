@@ -27,7 +27,7 @@ class EvidenceInput(BaseModel):
     path: str
     kind: str | None = None
     role: str | None = None
-    recursive: bool = False  # a directory: its whole tree is listed to the judge, else its top level
+    recursive: bool = False  # a directory: the judge is shown every file below it, else its top level
 
 
 class RubricNode(BaseModel):

@@ -65,6 +65,21 @@ def _files_under(ev: Evidence, rel: str) -> list[str]:
     return sorted(f"{base}/{e.rel}" for e in Walk(p) if e.is_file)
 
 
+def _listing(ev: Evidence, rel: str, files: list[str], recursive: bool, limit: int = 200) -> str:
+    """A directory input's files with their sizes: every file below it when the rubric says ``recursive``,
+    else its own files and one line per subfolder (what a judge opens with list_dir)."""
+    base = normalize(rel).rstrip("/") + "/"
+    shown = files if recursive else [f for f in files if "/" not in f[len(base):]]
+    folders: dict[str, int] = {}
+    for f in [] if recursive else files:
+        if "/" in f[len(base):]:
+            name = base + f[len(base):].split("/", 1)[0] + "/"
+            folders[name] = folders.get(name, 0) + 1
+    lines = [f"{f}  {ev.resolve(f).stat().st_size} bytes" for f in shown[:limit]]
+    lines += [f"{d}  folder of {n} file(s), not listed (list_dir)" for d, n in sorted(folders.items())[:limit]]
+    return f"directory with {len(files)} file(s):\n" + "\n".join(lines)
+
+
 def read_excerpt(ev: Evidence, rel: str, limit: int) -> str:
     data = ev.read_bytes(rel, limit + 1)
     text = data[:limit].decode("utf-8", errors="replace")
@@ -87,9 +102,8 @@ def gather_evidence(ev: Evidence, leaf: Leaf, settings: JudgeSettings) -> tuple[
             continue
         for f in files:
             hashes[f] = manifest.get(f, "?")
-        if len(files) != 1 or files[0] != rel:  # a directory: list it, show small text files
-            listing = "\n".join(f"{f}  {ev.resolve(f).stat().st_size} bytes" for f in files[:200])
-            blocks.append(_block(rel, f"directory with {len(files)} file(s):\n{listing}", role=inp.role or ""))
+        if len(files) != 1 or files[0] != rel:  # a directory: list it (the judge reads files with its tools)
+            blocks.append(_block(rel, _listing(ev, rel, files, inp.recursive), role=inp.role or ""))
             continue
         suffix = Path(rel).suffix.lower()
         size = ev.resolve(rel).stat().st_size
