@@ -38,6 +38,7 @@ def test_turn_time_is_split_over_its_calls_and_untimed_turns_are_skipped():
     assert allocate(records) == {"paper_reconstruction": 5.0, "implementation": 5.0, "native_execution": 30.0}
 
 
+@pytest.mark.slow
 def test_the_index_holds_activity_time_and_task_fields(tmp_path):
     from workbench.pipeline import run_trial
     from workbench.store import Store

@@ -33,6 +33,7 @@ def test_importing_the_package_imports_none_of_its_heavy_parts():
     assert out.stdout.strip() == "[]"
 
 
+@pytest.mark.slow
 def test_the_docstring_example_runs_a_trial(tmp_path):
     from pathlib import Path
 

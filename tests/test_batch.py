@@ -113,6 +113,7 @@ def test_sigkill_during_a_stage_then_resume_gives_every_outcome_exactly_once(tmp
     assert again.skipped == 2 and _records(run) == after
 
 
+@pytest.mark.slow
 def test_resume_is_refused_when_the_matrix_or_a_task_changed(tmp_path):
     task, matrix = _setup(tmp_path)
     run = tmp_path / "run"
@@ -130,6 +131,7 @@ def test_resume_is_refused_when_the_matrix_or_a_task_changed(tmp_path):
         run_batch(matrix, tmp_path / "fresh", resume=True, engine="inline", progress=False)
 
 
+@pytest.mark.slow
 def test_a_job_run_twice_keeps_its_first_result_and_a_rerun_runs_whatever_the_record_says(tmp_path):
     """A distributed executor may run a job again after it finished (its worker lost): the second run finds the
     record written since the batch planned the job and keeps it. A record planned over is re-run even when it
@@ -162,6 +164,7 @@ def test_a_job_run_twice_keeps_its_first_result_and_a_rerun_runs_whatever_the_re
     assert json.loads(tp.trial_json.read_text())["started_at"] != "2999-01-01T00:00:00+00:00"
 
 
+@pytest.mark.slow
 def test_infra_errors_are_kept_unless_asked_to_rerun(tmp_path, monkeypatch):
     task, matrix = _setup(tmp_path)
     (task / "environment" / "install.sh").write_text('mkdir -p "$WORKBENCH_ENV/bin"\n')
@@ -186,6 +189,7 @@ def test_infra_errors_are_kept_unless_asked_to_rerun(tmp_path, monkeypatch):
     shutil.rmtree(envs)
 
 
+@pytest.mark.slow
 def test_a_second_batch_on_the_same_directory_is_refused(tmp_path):
     _, matrix = _setup(tmp_path)
     (tmp_path / "mini/solution/reproduce.sh").write_text(SLOW_SOLUTION)
@@ -199,6 +203,7 @@ def test_a_second_batch_on_the_same_directory_is_refused(tmp_path):
         proc.wait(timeout=120)
 
 
+@pytest.mark.slow
 def test_fallback_configuration_takes_over_after_a_refusal(tmp_path):
     task = write_task(tmp_path / "mini")
     matrix = tmp_path / "matrix.toml"
@@ -247,6 +252,7 @@ def test_bad_matrices_name_the_file_and_field(tmp_path, text, msg):
     assert any(p.startswith(str(path)) and msg in p for p in exc.value.problems), exc.value.problems
 
 
+@pytest.mark.slow
 def test_trial_ids_and_paths_are_deterministic(tmp_path):
     _, matrix = _setup(tmp_path, attempts=2)
     run_batch(matrix, tmp_path / "run", engine="inline", progress=False)

@@ -40,6 +40,7 @@ def test_rubric_aggregate_prints_the_root_score(name):
     assert float(proc.stdout) == pytest.approx(json.loads(path.read_text())["score"], abs=1e-6)
 
 
+@pytest.mark.slow
 def test_task_list_and_check():
     ids = run_cli("task", "list", "tasks").stdout.split()
     assert ids == sorted(ids) and "h2-pes" in ids and len(ids) >= 7
@@ -51,6 +52,7 @@ def test_task_list_and_check():
     assert proc.returncode == 0 and proc.stdout.startswith("ok")
 
 
+@pytest.mark.slow
 def test_bad_inputs_get_clear_errors_not_tracebacks(tmp_path):
     root = write_task(tmp_path / "t")
     (root / "task.toml").write_text('[task]\nname = "x"\n[environment]\nmemory_mb = -5\n')
@@ -89,6 +91,7 @@ def test_a_sandbox_typo_is_refused_before_any_trial_is_recorded(tmp_path):
     assert not (tmp_path / "run").exists()
 
 
+@pytest.mark.slow
 def test_replay_and_score_commands(tmp_path):
     root = write_task(tmp_path / "t")
     trial = tmp_path / "trial"
@@ -102,6 +105,7 @@ def test_replay_and_score_commands(tmp_path):
     assert proc.returncode == 3 and "replay failed: exit 1" in proc.stdout
 
 
+@pytest.mark.slow
 def test_scoring_a_trial_against_another_task_is_refused_and_keeps_its_scores(tmp_path):
     root = write_task(tmp_path / "t")
     trial = tmp_path / "trial"
@@ -119,6 +123,7 @@ def test_scoring_a_trial_against_another_task_is_refused_and_keeps_its_scores(tm
     assert run_cli("score", str(renamed), "--trial", str(trial)).returncode == 0
 
 
+@pytest.mark.slow
 def test_relative_paths_given_to_the_cli_reach_every_stage_resolved(tmp_path):
     """A relative --out (the README's own form) once reached the sota evaluator, which runs from the
     replayed submission's directory, as a relative path: every instance read "missing"."""
@@ -146,6 +151,7 @@ def test_a_rubric_typo_is_an_error_naming_the_file_and_the_node(tmp_path, typo, 
     assert f"{root / 'tests' / 'rubric.json'}: {where}: Extra inputs are not permitted" in proc.stderr
 
 
+@pytest.mark.slow
 def test_run_into_an_existing_attempt_says_so_unless_forced(tmp_path):
     root = write_task(tmp_path / "t")
     args = ("run", str(root), "--agent", "oracle", "--out", str(tmp_path / "run"), "--engine", "inline")

@@ -44,6 +44,7 @@ def scored_run(tmp_path):
     return root, tmp_path / "run"
 
 
+@pytest.mark.slow
 def test_a_read_only_output_folder_is_one_line_for_every_command_that_writes(tmp_path, scored_run):
     task, run = scored_run
     ro = tmp_path / "ro"
@@ -67,6 +68,7 @@ def test_a_read_only_output_folder_is_one_line_for_every_command_that_writes(tmp
     assert list(ro.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_a_full_disk_is_one_line_naming_the_file(tmp_path, scored_run):
     task, _ = scored_run
     full = tmp_path / "full"
@@ -79,12 +81,14 @@ def test_a_full_disk_is_one_line_naming_the_file(tmp_path, scored_run):
     assert "No space left on device (free some space)" in _one_line_error(proc, "No space left on device")
 
 
+@pytest.mark.slow
 def test_a_results_store_that_cannot_be_opened_is_one_line(scored_run, tmp_path):
     _, run = scored_run
     proc = run_cli("index", str(run), "--db", f"sqlite:///{tmp_path}/no/such/dir/x.db")
     _one_line_error(proc, "unable to open database file")
 
 
+@pytest.mark.slow
 def test_an_unreachable_dask_scheduler_is_refused_before_run_json_is_written(tmp_path):
     root = write_task(tmp_path / "t")
     matrix = tmp_path / "m.toml"
@@ -102,6 +106,7 @@ def _bwrap_children() -> set[int]:
     return {int(p) for p in out}
 
 
+@pytest.mark.slow
 def test_ctrl_c_says_interrupted_marks_the_trial_and_a_rerun_says_it_starts_over(tmp_path):
     root = write_task(tmp_path / "slow")
     sub = tmp_path / "submission"
@@ -130,6 +135,7 @@ def test_ctrl_c_says_interrupted_marks_the_trial_and_a_rerun_says_it_starts_over
     assert "attempt 1 was interrupted" in again.stderr and "running it again from scratch" in again.stderr
 
 
+@pytest.mark.slow
 def test_run_prints_each_stage_and_waiting_for_free_cores_while_it_happens(tmp_path):
     from workbench.sandbox.cpus import reserve_cpus
 
@@ -189,6 +195,7 @@ JUDGED = {"id": "r", "sub_tasks": [
      "evidence_inputs": [{"path": "submission/results/log.txt"}]}]}
 
 
+@pytest.mark.slow
 def test_an_unreachable_judge_says_so_and_that_the_trial_needs_rescoring(tmp_path, monkeypatch):
     task = write_task(tmp_path / "t", rubric=JUDGED)
     trial = tmp_path / "trial"
@@ -207,6 +214,7 @@ def test_an_unreachable_judge_says_so_and_that_the_trial_needs_rescoring(tmp_pat
     assert json.loads((trial / "scores.json").read_text())["needs_rescoring"] is True
 
 
+@pytest.mark.slow
 def test_a_changed_configuration_names_the_field_that_changed(tmp_path):
     root = write_task(tmp_path / "t")
     out = str(tmp_path / "run")
@@ -217,6 +225,7 @@ def test_a_changed_configuration_names_the_field_that_changed(tmp_path):
     assert "max_turns: null -> 7" in proc.stderr and "--name for a new configuration" in proc.stderr
 
 
+@pytest.mark.slow
 def test_a_changed_batch_configuration_names_the_field_on_resume(tmp_path):
     root = write_task(tmp_path / "t")
     matrix = tmp_path / "m.toml"

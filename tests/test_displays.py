@@ -51,6 +51,7 @@ def trial(tmp_path_factory):
     return trial_dir, out
 
 
+@pytest.mark.slow
 def test_the_file_tree_lists_sizes_and_short_hashes(trial):
     trial_dir, _ = trial
     ev = TrialPaths(trial_dir).evidence

@@ -16,6 +16,8 @@ from workbench.errors import WorkbenchError
 from workbench.scoring import score_trial
 from workbench.task import load_task
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def small_disk(tmp_path):

@@ -9,6 +9,7 @@ import json
 import tempfile
 from pathlib import Path
 
+import pytest
 import tomli_w
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -63,6 +64,7 @@ def _valid_task_toml() -> dict:
             "environment": {"cpus": 1}}
 
 
+@pytest.mark.slow
 @FUZZ
 @given(st.one_of(toml_docs.map(tomli_w.dumps),
                  st.builds(lambda base, sect, extra: tomli_w.dumps({**base, sect: extra}),
@@ -91,6 +93,7 @@ def test_rubric_loader(text):
         _names_the_file(exc, path)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(st.one_of(toml_docs.map(tomli_w.dumps),
                  st.builds(lambda agents, extra: tomli_w.dumps({"tasks": [str(TASK)], "agents": agents, **extra}),

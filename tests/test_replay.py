@@ -17,6 +17,7 @@ from workbench.task import load_task
 GOOD = 'mkdir -p results\necho \'{"value": 42}\' > results/value.json\necho ok > results/log.txt\n'
 
 
+@pytest.mark.slow
 def test_cached_outputs_in_the_submission_do_not_count(mini_task, submission, tmp_path):
     # ships a perfect result but its reproduce.sh regenerates nothing
     sub = submission({"reproduce.sh": "echo 'trust me'\n", "results/value.json": '{"value": 42}',
@@ -32,6 +33,7 @@ def test_cached_outputs_in_the_submission_do_not_count(mini_task, submission, tm
     assert (sub / "results/value.json").exists()  # the delivered package itself is untouched
 
 
+@pytest.mark.slow
 def test_a_replay_that_edits_its_sources_fails_and_names_them(mini_task, submission, tmp_path):
     sub = submission({"reproduce.sh": GOOD + "echo '# patched' >> src/model.py\nrm -f src/extra.py\n",
                       "src/model.py": "x = 1\n", "src/extra.py": "y = 2\n"})
@@ -44,6 +46,7 @@ def test_a_replay_that_edits_its_sources_fails_and_names_them(mini_task, submiss
     assert (tmp_path / "trial/evidence/submission/src/extra.py").exists()
 
 
+@pytest.mark.slow
 def test_files_written_outside_the_output_roots_are_listed_but_not_evidence(mini_task, submission, tmp_path):
     sub = submission({"reproduce.sh": GOOD + "mkdir -p scratch; echo x > scratch/tmp.dat\n"})
     prov = replay(mini_task, sub, tmp_path / "trial")
@@ -52,6 +55,7 @@ def test_files_written_outside_the_output_roots_are_listed_but_not_evidence(mini
     assert not (tmp_path / "trial/evidence/submission/scratch").exists()
 
 
+@pytest.mark.slow
 def test_missing_entry_point_and_nonzero_exit_are_recorded_failures(mini_task, submission, tmp_path):
     prov = replay(mini_task, submission({"README.md": "nothing here"}), tmp_path / "a")
     assert prov.status == "failed" and prov.exit_code is None
@@ -62,6 +66,7 @@ def test_missing_entry_point_and_nonzero_exit_are_recorded_failures(mini_task, s
     assert (tmp_path / "b/replay/stdout.log").read_text() == "partial\n"
 
 
+@pytest.mark.slow
 def test_provenance_records_what_a_reviewer_needs(mini_task, submission, tmp_path):
     sub = submission({"reproduce.sh": GOOD, "src/a.py": "print(1)\n"})
     prov = replay(mini_task, sub, tmp_path / "trial")
@@ -78,6 +83,7 @@ def test_provenance_records_what_a_reviewer_needs(mini_task, submission, tmp_pat
     assert prov.wall_sec > 0
 
 
+@pytest.mark.slow
 def test_evidence_is_read_only_with_a_manifest_and_tampering_is_refused(mini_task, submission, tmp_path):
     trial = tmp_path / "trial"
     replay(mini_task, submission({"reproduce.sh": GOOD}), trial)
@@ -97,6 +103,7 @@ def test_evidence_is_read_only_with_a_manifest_and_tampering_is_refused(mini_tas
         score_trial(mini_task, trial)
 
 
+@pytest.mark.slow
 def test_replay_again_replaces_the_evidence_cleanly(mini_task, submission, tmp_path):
     trial = tmp_path / "trial"
     replay(mini_task, submission({"reproduce.sh": "mkdir -p results; echo 1 > results/one.txt\n"}), trial)
@@ -114,6 +121,7 @@ def test_a_task_whose_environment_is_not_installed_gets_a_clear_error(tmp_path, 
         replay(load_task(root), submission({"reproduce.sh": GOOD}), tmp_path / "trial")
 
 
+@pytest.mark.slow
 def test_provenance_is_written_by_the_workbench_not_the_submission(mini_task, submission, tmp_path):
     forged = {"status": "succeeded", "exit_code": 0}
     sub = submission({"reproduce.sh": "mkdir -p results; exit 3\n", "replay/provenance.json": json.dumps(forged)})
@@ -122,6 +130,7 @@ def test_provenance_is_written_by_the_workbench_not_the_submission(mini_task, su
     assert json.loads((tmp_path / "trial/replay/provenance.json").read_text())["exit_code"] == 3
 
 
+@pytest.mark.slow
 def test_a_trial_without_provenance_is_not_scored(mini_task, submission, tmp_path):
     replay(mini_task, submission({"reproduce.sh": GOOD}), tmp_path / "trial")
     (tmp_path / "trial/replay/provenance.json").unlink()  # as if killed between freezing and recording

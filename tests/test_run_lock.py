@@ -21,6 +21,7 @@ def _round_trips(run: RunPaths) -> RunLock:
     return lock
 
 
+@pytest.mark.slow
 def test_a_batchs_run_json_is_a_run_lock(tmp_path):
     task = write_task(tmp_path / "mini")
     matrix = tmp_path / "matrix.toml"
@@ -31,6 +32,7 @@ def test_a_batchs_run_json_is_a_run_lock(tmp_path):
     assert lock.created_at and lock.workbench_version and set(lock.configurations) == {"oracle", "nop"}
 
 
+@pytest.mark.slow
 def test_a_single_runs_run_json_is_a_run_lock_and_a_malformed_one_is_one_line(tmp_path):
     task = write_task(tmp_path / "mini")
     out = tmp_path / "run"

@@ -23,6 +23,7 @@ from workbench.session_records import ScoringAttempt, ScoringResult, read_usage
 from workbench.task import load_task
 
 
+@pytest.mark.slow
 def test_the_service_scores_the_candidate_and_keeps_the_best_attempt(tmp_path):
     task = load_task(write_sota_task(tmp_path / "task"))
     cand = tmp_path / "cand"
@@ -57,6 +58,7 @@ def test_the_service_scores_the_candidate_and_keeps_the_best_attempt(tmp_path):
     assert log[1].answer() == second and ScoringResult.model_validate_json(tp.best.read_text()) == log[1].best
 
 
+@pytest.mark.slow
 def test_an_agent_gets_its_score_from_the_service_and_cannot_read_the_evaluator(tmp_path):
     task = load_task(write_sota_task(tmp_path / "task"))
     evaluator = task.paths.evaluator
@@ -89,6 +91,7 @@ def test_an_agent_gets_its_score_from_the_service_and_cannot_read_the_evaluator(
     assert not (tmp_path / "t/session/submission/scoring").exists()
 
 
+@pytest.mark.slow
 def test_the_service_tells_only_what_the_tasks_mode_exposes(tmp_path):
     from tests.conftest import write_task
 

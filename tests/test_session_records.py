@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import logging
 
+import pytest
+
 from tests.conftest import run_cli
 from workbench.matrix import AgentConfig
 from workbench.paths import RunPaths
@@ -14,6 +16,7 @@ from workbench.session_records import SessionUsage, read_usage
 from workbench.store import Store
 
 
+@pytest.mark.slow
 def test_a_sessions_usage_json_is_a_session_usage_and_a_malformed_one_is_one_line(mini_task, tmp_path, caplog):
     rec = run_trial(mini_task, AgentConfig(name="oracle", agent="oracle"), tmp_path / "run", engine="inline")
     tp = RunPaths(tmp_path / "run").trial(rec.id)

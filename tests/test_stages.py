@@ -45,6 +45,7 @@ def _files(tp: TrialPaths) -> set[str]:
     return {p.relative_to(tp.root).as_posix() for p in tp.root.rglob("*") if not p.is_dir()}
 
 
+@pytest.mark.slow
 def test_the_stages_by_hand_write_the_files_the_pipeline_writes(by_hand, by_pipeline):
     (hand, _), (pipe, _) = by_hand, by_pipeline
     assert _files(hand) == _files(pipe) - {"trial.json"}  # the record of the stages is the pipeline's own

@@ -1,9 +1,12 @@
+import pytest
+
 from tests.conftest import config, write_task
 from workbench.pipeline import run_trial
 from workbench.store import Store
 from workbench.task import load_task
 
 
+@pytest.mark.slow
 def test_index_rebuilds_from_trial_directories_without_duplicates(tmp_path):
     task = load_task(write_task(tmp_path / "mini"))
     run = tmp_path / "run"
@@ -25,6 +28,7 @@ def test_index_rebuilds_from_trial_directories_without_duplicates(tmp_path):
     assert (timings.seconds >= 0).all()
 
 
+@pytest.mark.slow
 def test_index_command(tmp_path):
     from tests.conftest import run_cli
 
@@ -36,6 +40,7 @@ def test_index_command(tmp_path):
     assert proc.returncode == 1 and "not a run directory" in proc.stderr
 
 
+@pytest.mark.slow
 def test_every_backend_indexes_trials_and_keeps_reviews_through_a_schema_change(store_url, tmp_path):
     from sqlalchemy import insert
 
@@ -62,6 +67,7 @@ def test_every_backend_indexes_trials_and_keeps_reviews_through_a_schema_change(
     assert again.get_setting("run", "reviewers_required") == "3" and again.get_setting("other", "x", "d") == "d"
 
 
+@pytest.mark.slow
 def test_two_runs_share_one_store_without_mixing(store_url, tmp_path):
     task = load_task(write_task(tmp_path / "mini"))
     for name in ("a", "b"):

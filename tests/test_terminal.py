@@ -41,6 +41,7 @@ def _table(stdout: str) -> dict[str, str]:
     return rows
 
 
+@pytest.mark.slow
 def test_run_and_score_print_every_leaf_on_one_clean_line(tmp_path, monkeypatch):
     monkeypatch.setenv("COLUMNS", "100")
     root = _quoting_task(tmp_path)
@@ -64,6 +65,7 @@ def test_run_and_score_print_every_leaf_on_one_clean_line(tmp_path, monkeypatch)
     assert "id" not in run_cli("score", str(root), "--trial", str(trial)).stdout.split()  # only when asked
 
 
+@pytest.mark.slow
 def test_a_long_rationale_is_cut_to_the_terminal_width(tmp_path, monkeypatch):
     monkeypatch.setenv("COLUMNS", "60")
     root = _quoting_task(tmp_path)

@@ -81,6 +81,7 @@ def test_a_trial_without_a_trajectory_is_an_error(tmp_path):
         to_atif(tmp_path / "empty")
 
 
+@pytest.mark.slow
 def test_trajectory_exports_to_atif(tmp_path, mini_task):
     script = [reply("looking", [("bash", {"command": "ls"}), ("write_file", '{"broken')], usage=(50, 10)),
               reply("", [("finish", {"summary": "done"})], usage=(60, 5))]

@@ -51,6 +51,7 @@ def test_a_scripted_model_solves_the_demo_task_and_the_trial_scores_through_the_
     assert json.loads(tp.delivery.read_text())["network"] == "none"
 
 
+@pytest.mark.slow
 def test_refusal_is_recorded_and_the_fallback_configuration_is_scored(tmp_path):
     task = load_task(write_task(tmp_path / "task"))
     with ScriptedServer([reply("I'm sorry, but I can't help with reproducing this experiment.")]) as server:
@@ -64,6 +65,7 @@ def test_refusal_is_recorded_and_the_fallback_configuration_is_scored(tmp_path):
     assert delivery["agent_status"] == "refused" and "can't help" in delivery["message"]
 
 
+@pytest.mark.slow
 def test_429_with_retry_after_is_honoured_and_recorded(mini_task, tmp_path):
     script = [error(429, retry_after="1"), reply("", [("write_file", {"path": "reproduce.sh", "content": GOOD})]),
               reply("", [("finish", {"summary": "done"})])]
@@ -85,6 +87,7 @@ def test_an_endpoint_that_keeps_failing_is_an_infrastructure_error(mini_task, tm
         assert len(server.requests) == 3
 
 
+@pytest.mark.slow
 def test_a_4xx_on_the_first_call_is_a_misconfiguration_not_the_agents_zero(mini_task, tmp_path):
     from workbench.agents.llm import ModelEndpointError
 
@@ -112,6 +115,7 @@ def test_malformed_and_unknown_tool_calls_are_answered_not_fatal(mini_task, tmp_
     assert "error: write_file needs argument 'content'" in obs
 
 
+@pytest.mark.slow
 def test_deadline_warning_then_hard_stop_keeps_the_submission(tmp_path):
     task = load_task(write_task(tmp_path / "task"))
     script = [reply("", [("write_file", {"path": "reproduce.sh", "content": GOOD}),
@@ -131,6 +135,7 @@ def test_deadline_warning_then_hard_stop_keeps_the_submission(tmp_path):
     assert "deadline_warning" in kinds
 
 
+@pytest.mark.slow
 def test_cost_budget_is_enforced_not_only_recorded(mini_task, tmp_path):
     prices = {"input_per_mtok": 10.0, "output_per_mtok": 30.0}  # 1000 in + 1000 out = $0.04 a turn
     with ScriptedServer([], default=reply("", [("bash", {"command": "true"})], usage=(1000, 1000))) as server:
@@ -143,6 +148,7 @@ def test_cost_budget_is_enforced_not_only_recorded(mini_task, tmp_path):
     assert [round(r["cost_usd"], 4) for r in steps if "cost_usd" in r] == [0.04, 0.04, 0.04]
 
 
+@pytest.mark.slow
 def test_turn_and_token_budgets(mini_task, tmp_path):
     with ScriptedServer([], default=reply("", [("bash", {"command": "true"})], usage=(500, 100))) as server:
         d = run_session(mini_task, cfg(server, max_turns=2), tmp_path / "a")
@@ -152,6 +158,7 @@ def test_turn_and_token_budgets(mini_task, tmp_path):
         assert d.agent_status == "budget_exhausted" and len(server.requests) == 2  # 600, then 1200 >= 1000
 
 
+@pytest.mark.slow
 def test_the_session_cannot_read_private_task_files(mini_task, tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-host-secret")
     secret = mini_task.root / "tests" / "SECRET.txt"
@@ -175,6 +182,7 @@ def test_the_session_cannot_read_private_task_files(mini_task, tmp_path, monkeyp
     assert all("No such file" in o for o in obs[1:5])
 
 
+@pytest.mark.slow
 def test_no_endpoint_is_said_before_any_work_starts(tmp_path, monkeypatch):
     """No silent default to the public API with a dummy key: the variables to set, in one line, no trial."""
     from tests.conftest import run_cli

@@ -10,6 +10,8 @@ from tests.conftest import ARTIFACTS, run_cli
 from workbench.analysis import frames, metrics
 from workbench.analysis.synthetic import synthesize
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def study(tmp_path_factory):

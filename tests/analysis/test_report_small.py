@@ -11,6 +11,8 @@ from tests.conftest import ARTIFACTS, run_cli
 from tests.review import conftest as _review
 from workbench.analysis.synthetic import synthesize
 
+pytestmark = pytest.mark.slow
+
 _scored_run, review_run = _review._scored_run, _review.review_run  # a run of real trials, as fixtures here
 MIN_BAR_PX = 12  # thickness of every drawn bar
 MIN_PLOT_PX = 150  # height of every figure's plotting area

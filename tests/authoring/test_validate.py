@@ -47,6 +47,7 @@ def _calibrated(tmp_path, partial=PARTIAL, invalid=INVALID, cheats=None):
     return load_task(root)
 
 
+@pytest.mark.slow
 def test_every_cheat_must_stay_below_0_3(tmp_path):
     typed_in = "mkdir -p results\necho '{\"value\": 42}' > results/value.json\necho ok > results/log.txt\n"
     rec = validate_task(_calibrated(tmp_path / "a", cheats={"cheat-typed-in": typed_in}), install=False, write=False)
@@ -55,6 +56,7 @@ def test_every_cheat_must_stay_below_0_3(tmp_path):
     assert "1 of the 3 required" in check.detail  # and one cheat is too few
 
 
+@pytest.mark.slow
 def test_a_well_calibrated_task_validates_and_records_it(tmp_path):
     task = _calibrated(tmp_path)
     rec = validate_task(task, install=False)
@@ -69,6 +71,7 @@ def test_a_well_calibrated_task_validates_and_records_it(tmp_path):
                                     *(f"calibration/{n}" for n in CHEATS)}
 
 
+@pytest.mark.slow
 def test_validate_jobs_runs_tasks_side_by_side_and_says_each(tmp_path):
     """The command line with --jobs 2: each task's verdict and record, a failing one failing the exit code."""
     good = _calibrated(tmp_path / "good")
@@ -80,6 +83,7 @@ def test_validate_jobs_runs_tasks_side_by_side_and_says_each(tmp_path):
     assert not json.loads((bad.paths.tests / "validation.json").read_text())["passed"]
 
 
+@pytest.mark.slow
 def test_validation_fails_when_calibration_is_out_of_order(tmp_path):
     # an "invalid" package that is in fact fully right must fail the construction checks
     task = _calibrated(tmp_path, invalid='mkdir -p results\necho \'{"value": 42}\' > results/value.json\n'
@@ -90,6 +94,7 @@ def test_validation_fails_when_calibration_is_out_of_order(tmp_path):
 
     assert not (task.paths.tests / "validation.json").exists()  # write=False leaves no record
 
+@pytest.mark.slow
 def test_an_invalid_submission_must_stay_below_0_3_with_its_pending_leaves_passed(tmp_path):
     # only the expert leaf's log: R = 0 (its leaf is pending), but if the expert passed it R would be 0.25
     rubric = {"id": "r", "sub_tasks": [
@@ -139,6 +144,7 @@ def test_evidence_comparison_uses_declared_tolerances(tmp_path):
     assert "1 value(s) outside tolerance" in loose["differing"][0]
 
 
+@pytest.mark.slow
 def test_freeze_needs_a_current_passing_validation_and_then_guards_the_task(tmp_path):
     task = _calibrated(tmp_path)
     with pytest.raises(WorkbenchError, match="not validated yet"):

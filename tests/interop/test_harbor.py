@@ -29,6 +29,7 @@ def _export(trial, path):
     return path
 
 
+@pytest.mark.slow
 def test_every_agents_trajectory_passes_harbors_validator(tmp_path, mini_task):
     script = [reply("looking", [("bash", {"command": "ls"}), ("write_file", '{"broken')], usage=(50, 10)),
               reply("text instead of a call", usage=(20, 4)),

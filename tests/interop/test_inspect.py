@@ -39,6 +39,7 @@ def _scores(run, trial) -> Scores:
     return Scores.model_validate_json(RunPaths(run).trial(trial).scores.read_text())
 
 
+@pytest.mark.slow
 def test_inspect_reads_one_log_per_configuration_with_a_sample_per_trial(exported, seen):
     run, _ = exported
     assert len(seen["listed"]) == 3
@@ -60,6 +61,7 @@ def test_inspect_reads_one_log_per_configuration_with_a_sample_per_trial(exporte
     assert logs["none/nop"]["samples"][0]["scores"]["R"] == 0.0
 
 
+@pytest.mark.slow
 def test_messages_and_model_usage_come_from_the_session(exported, seen):
     run, out = exported
     log = next(v for v in seen["logs"].values() if v["model"] == "openai/scripted-1")
@@ -75,6 +77,7 @@ def test_messages_and_model_usage_come_from_the_session(exported, seen):
     assert all("sk-not-exported" not in p.read_text() for p in out.iterdir())  # the key stays in the run
 
 
+@pytest.mark.slow
 def test_inspects_reader_rejects_a_broken_log(exported, tmp_path):
     """The control: Inspect's reader really validates, so the logs above passed a check that can fail."""
     log = json.loads(next(exported[1].glob("*_oracle.json")).read_text())
@@ -89,6 +92,7 @@ def _get(url: str):
         return json.loads(resp.read())
 
 
+@pytest.mark.slow
 def test_inspect_view_lists_and_serves_the_exported_logs(exported):
     _, out = exported
     port = free_port()

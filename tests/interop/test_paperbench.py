@@ -103,6 +103,7 @@ def test_one_trial_exports_one_tree_and_a_wrong_path_is_one_line(small_run, tmp_
     assert proc.returncode == 1 and proc.stderr.count("\n") == 1 and proc.stderr.startswith("error: ")
 
 
+@pytest.mark.slow
 def test_a_gated_leaf_is_zero_in_the_tree_as_in_R(tmp_path):
     from workbench.batch import run_batch
 

@@ -13,6 +13,8 @@ from workbench.review import Reviewer, record_review
 from workbench.store import Store
 from workbench.task import load_task
 
+pytestmark = pytest.mark.slow
+
 WRONG = 'mkdir -p results\necho \'{"value": 7}\' > results/value.json\necho "nothing converged" > results/log.txt\n'
 
 

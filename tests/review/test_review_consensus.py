@@ -5,6 +5,8 @@ from tests.review.conftest import trial
 from workbench.review import agreement
 from workbench.store import Store
 
+pytestmark = pytest.mark.slow
+
 A = [1, 1, 1, 1, 1, 0, 0, 0, 0, 0]
 B = [1, 1, 1, 1, 0, 0, 0, 0, 0, 1]  # 8 of 10 agree; chance agreement 0.5 -> kappa 0.6
 

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import copy
 
+import pytest
+
 from tests.conftest import MINI_RUBRIC, config, run_cli, write_task
 from tests.review.conftest import trial
+
+pytestmark = pytest.mark.slow
 
 BROKEN_CHECK = """from workbench.scoring import task_check
 

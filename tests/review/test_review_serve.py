@@ -17,6 +17,8 @@ import pytest
 
 from tests.conftest import REPO, free_port
 
+pytestmark = pytest.mark.slow
+
 
 def _alive(procs: list[psutil.Process]) -> list[psutil.Process]:
     out = []

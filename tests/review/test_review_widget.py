@@ -51,6 +51,7 @@ def test_continuous_leaves_use_a_slider(review_run):
     assert leaves(trial(review_run))["v3"]["score"] == pytest.approx(0.6)
 
 
+@pytest.mark.slow
 def test_filters_by_phase_task_and_disagreement(review_run):
     rv = Reviewer(review_run, reviewer="Ada", show="all")
     assert len(rv.leaves.options) == 10
@@ -67,6 +68,7 @@ def test_filters_by_phase_task_and_disagreement(review_run):
     assert "check" in rv.detail.value and "1 (scored)" in rv.detail.value  # what the check said
 
 
+@pytest.mark.slow
 def test_blind_review_hides_the_other_reviewer_until_the_leaf_is_decided(review_run):
     set_reviewers_required(review_run, 2)
     ada = Reviewer(review_run, reviewer="Ada")
@@ -99,6 +101,7 @@ def test_opening_something_that_is_not_a_run_says_so(tmp_path):
         Reviewer(tmp_path)
 
 
+@pytest.mark.slow
 def test_stage_notebook_04_is_the_review_surface_in_jupyterlab(review_run, tmp_path):
     """Run as an expert runs it in JupyterLab (the ordinary python3 kernel): the reviewer widget shows."""
     from workbench.notebooks import _import_papermill, notebooks_dir

@@ -32,6 +32,7 @@ def _out(trial: Path, name: str) -> str:
     return (trial / "evidence" / "submission" / "results" / name).read_text()
 
 
+@pytest.mark.slow
 def test_without_cgroups_address_space_is_the_fallback_and_says_so(tmp_path, submission, monkeypatch):
     monkeypatch.setenv("WORKBENCH_CGROUPS", "0")
     script = "mkdir -p results\npython3 -c \"bytearray(600 * 1024 * 1024)\" 2> results/err.txt || true\n"
@@ -110,6 +111,7 @@ PY
 """
 
 
+@pytest.mark.slow
 def test_a_64_thread_program_runs_under_a_200_mb_memory_cgroup_where_rlimit_as_kills_it(tmp_path, submission,
                                                                                          monkeypatch):
     if cgroups.version() is None:

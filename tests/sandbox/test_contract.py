@@ -9,9 +9,13 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import PYTHON_DOCKERFILE, REPO, write_task
 from workbench.replay import replay
 from workbench.task import load_task
+
+pytestmark = pytest.mark.slow
 
 
 def _task(backend, tmp_path, **kw):

@@ -158,6 +158,7 @@ def independent_R(node: dict, results: dict, upper: bool) -> Fraction:
     return acc / total
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(tree=rubrics(), data=st.data())
 def test_the_finaliser_matches_an_independent_exact_computation(tree, data):

@@ -20,6 +20,7 @@ def _score(tmp_path, submission, script: str, **task_kw) -> Scores:
     return score_trial(task, tmp_path / "trial")
 
 
+@pytest.mark.slow
 def test_a_complete_delivery_scores_and_the_expert_leaf_waits(tmp_path, submission):
     s = _score(tmp_path, submission, GOOD)
     by = {lf.id: lf for lf in s.leaves}
@@ -37,6 +38,7 @@ def test_a_complete_delivery_scores_and_the_expert_leaf_waits(tmp_path, submissi
     assert len(s.fingerprint["digest"]) == 64
 
 
+@pytest.mark.slow
 def test_missing_evidence_zeroes_only_the_leaves_that_need_it(tmp_path, submission):
     # writes the log the expert leaf needs, but not value.json
     s = _score(tmp_path, submission, "mkdir -p results; echo ok > results/log.txt\n")
@@ -69,6 +71,7 @@ def parse(ev):
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["broken", "no_license"])
 def test_a_check_whose_own_code_or_environment_fails_is_withheld_not_zero(tmp_path, submission, name):
     rubric = json.loads(json.dumps(MINI_RUBRIC))
@@ -81,6 +84,7 @@ def test_a_check_whose_own_code_or_environment_fails_is_withheld_not_zero(tmp_pa
     assert s.R == pytest.approx(0.5)
 
 
+@pytest.mark.slow
 def test_a_check_that_chokes_on_what_the_submission_wrote_scores_zero_with_the_reason(tmp_path, submission):
     rubric = json.loads(json.dumps(MINI_RUBRIC))
     rubric["sub_tasks"][0]["sub_tasks"][0]["check"] = {"kind": "task", "name": "parse"}
@@ -90,6 +94,7 @@ def test_a_check_that_chokes_on_what_the_submission_wrote_scores_zero_with_the_r
     assert not s.needs_rescoring
 
 
+@pytest.mark.slow
 def test_a_failing_gate_zeroes_its_siblings(tmp_path, submission):
     rubric = {"id": "r", "sub_tasks": [
         {"id": "g", "weight": 1, "task_category": "Execution", "gate": True, "check": {"kind": "replay_succeeded"}},
@@ -109,6 +114,7 @@ def test_a_failing_gate_zeroes_its_siblings(tmp_path, submission):
     assert ok.R == pytest.approx(1.0) and ok.full
 
 
+@pytest.mark.slow
 def test_partly_missing_evidence_without_a_judge_waits_for_review_not_zero(tmp_path, submission):
     rubric = json.loads(json.dumps(MINI_RUBRIC))
     rubric["sub_tasks"][2]["sub_tasks"][1]["evidence_inputs"].append({"path": "submission/results/plot.png"})
@@ -117,6 +123,7 @@ def test_partly_missing_evidence_without_a_judge_waits_for_review_not_zero(tmp_p
     assert v2.status == "pending_review" and v2.score is None and "missing: submission/results/plot.png" in v2.rationale
 
 
+@pytest.mark.slow
 def test_only_leaves_rescores_everything_when_a_scoring_input_changed(tmp_path, submission):
     s = _score(tmp_path, submission, GOOD)
     assert {lf.id: lf.score for lf in s.leaves}["v1"] == 1.0
@@ -146,6 +153,7 @@ def test_the_fingerprint_covers_every_file_of_tests_in_every_mode(tmp_path, mode
     assert fingerprint(load_task(root), "e")["digest"] == before["digest"]
 
 
+@pytest.mark.slow
 def test_score_applies_the_reviews_of_the_store_named_by_db(tmp_path, submission):
     from tests.conftest import run_cli
     from workbench.review import record_review

@@ -11,7 +11,7 @@ import pytest
 from tests.conftest import required_tool_missing
 from workbench.sandbox import cgroups
 
-pytestmark = pytest.mark.attack
+pytestmark = [pytest.mark.attack, pytest.mark.slow]
 HAS_CGROUPS = cgroups.version() is not None
 HAS_VOLUMES = shutil.which("mkfs.ext4") is not None
 

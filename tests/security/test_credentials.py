@@ -55,6 +55,7 @@ def test_a_matrix_with_a_key_is_refused(tmp_path):
     assert KEY not in str(info.value)
 
 
+@pytest.mark.slow
 def test_the_key_named_by_api_key_env_is_sent_and_written_nowhere(tmp_path, monkeypatch):
     """Through the papermill engine, so the executed session notebook is among the files searched."""
     monkeypatch.setenv("WB_TEST_MODEL_KEY", KEY)

@@ -8,7 +8,7 @@ import pytest
 
 from tests.security.conftest import hostile_task, sandbox_processes
 
-pytestmark = pytest.mark.attack
+pytestmark = [pytest.mark.attack, pytest.mark.slow]
 
 
 def test_fork_bomb(attack, tmp_path):

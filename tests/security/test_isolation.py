@@ -10,7 +10,7 @@ import pytest
 
 from tests.security.conftest import CANARY, host_canary, no_special_bits
 
-pytestmark = pytest.mark.attack
+pytestmark = [pytest.mark.attack, pytest.mark.slow]
 
 
 def test_tcp_to_a_loopback_service_of_the_host(attack, host_http):

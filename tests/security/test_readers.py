@@ -19,7 +19,7 @@ from workbench.replay import replay
 from workbench.scoring import score_trial
 from workbench.task import load_task
 
-pytestmark = pytest.mark.attack
+pytestmark = [pytest.mark.attack, pytest.mark.slow]
 WDBC = REPO / "tasks" / "wdbc-diagnosis" / "tests"
 
 

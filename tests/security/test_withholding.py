@@ -15,7 +15,7 @@ from workbench.evidence import verify
 from workbench.pipeline import run_trial
 from workbench.task import load_task
 
-pytestmark = pytest.mark.attack
+pytestmark = [pytest.mark.attack, pytest.mark.slow]
 LOG = "echo ok > results/log.txt\n"
 
 

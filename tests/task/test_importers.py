@@ -49,6 +49,7 @@ def test_paperbenchx_sources_the_rubric_declares_are_not_output_roots(src, tmp_p
     assert any(c.startswith('[metadata.replay] outputs = ["results"]: ') and "src" in c for c in rep.carried)
 
 
+@pytest.mark.slow
 def test_paperbenchx_output_roots_come_from_the_rubric_and_the_replay_regenerates_them(tmp_path):
     src = tmp_path / "pbx"
     shutil.copytree(EXTERNAL / "paperbenchx" / "12-mapgpt-r2r", src)
@@ -156,6 +157,7 @@ def _naturebench(root: Path) -> Path:
                                      "compute_resource_requirements": {"gpu": "RTX 4090"}})})
 
 
+@pytest.mark.slow
 def test_a_naturebench_package_imports_as_a_sota_task_that_scores_end_to_end(tmp_path):
     rep = import_task("naturebench", _naturebench(tmp_path / "nb"), tmp_path / "t")
     assert check_task(tmp_path / "t").ok, check_task(tmp_path / "t").errors

@@ -31,6 +31,7 @@ def get(server, path: str, host: str | None = None) -> tuple[int, dict, str]:
     return r.status, dict(r.getheaders()), body
 
 
+@pytest.mark.slow
 def test_the_run_list_shows_each_trial_with_status_score_coverage_and_time(view):
     status, headers, body = get(view, "/api/runs")
     assert status == 200
@@ -166,6 +167,7 @@ def test_requests_cannot_leave_the_trial(view, review_run, tmp_path):
     assert get(view, "/api/runs", host="evil.example:80")[0] == 403
 
 
+@pytest.mark.slow
 def test_the_reviewer_opens_the_leaf_a_link_names(review_run):
     from workbench.review import Reviewer, query_selection
 
@@ -180,6 +182,7 @@ def test_the_reviewer_opens_the_leaf_a_link_names(review_run):
     assert "no leaf &#x27;nope&#x27;" in rv.message.value and rv.show.value == "awaiting"
 
 
+@pytest.mark.slow
 def test_the_cli_prints_the_bound_url_and_stops_on_ctrl_c(review_run):
     proc = subprocess.Popen([sys.executable, "-m", "workbench", "view", str(review_run.parent), "--port", "0"],
                             cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -203,6 +206,7 @@ def test_the_cli_refuses_a_directory_that_does_not_exist():
     assert res.returncode == 2 and "'/nope' does not exist" in said and "Traceback" not in said
 
 
+@pytest.mark.slow
 def test_the_cli_says_when_the_port_is_taken(review_run):
     import socket
 
