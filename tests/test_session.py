@@ -12,7 +12,8 @@ from tests.scoring.modes import write_sota_task
 from workbench.agents import TaskView
 from workbench.io import digest_of, tree_hashes
 from workbench.paths import TrialPaths
-from workbench.session import Delivery, budget_for, run_session, wants_scoring_service
+from workbench.session import budget_for, run_session, wants_scoring_service
+from workbench.session_records import Delivery
 from workbench.task import load_task
 
 

@@ -47,7 +47,9 @@ def test_read_trajectory_gives_one_record_per_turn(tmp_path):
 
 def test_a_small_trajectory_exports_step_by_step(tmp_path):
     trial = _trial(tmp_path / "mini__m__1", TURNS,
-                   delivery={"agent": "openai", "model": "m-1", "agent_status": "completed", "network": "endpoint"},
+                   delivery={"status": "delivered", "agent": "openai", "model": "m-1", "agent_status": "completed",
+                             "network": "endpoint", "files": 1, "submission_digest": "d", "starter_digest": None,
+                             "wall_sec": 1.0},
                    usage={"input_tokens": 100, "output_tokens": 20, "cost_usd": 0.001})
     atif = to_atif(trial)
     assert (atif["schema_version"], atif["session_id"]) == (ATIF_VERSION, "mini__m__1")

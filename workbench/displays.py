@@ -12,7 +12,7 @@ from typing import Any
 
 from .io import iter_files, sha256_file
 from .paths import TrialPaths
-from .session_records import read_usage
+from .session_records import read_delivery, read_usage
 
 SCRAP_MIME = "application/scrapbook.scrap.json+json"
 
@@ -62,7 +62,8 @@ def _record_table(data: dict[str, Any]):
 
 def delivery_table(trial_dir: str | Path):
     tp = TrialPaths(Path(trial_dir))
-    data = json.loads(tp.delivery.read_text())
+    delivery = read_delivery(tp)
+    data = delivery.model_dump() if delivery else {}
     usage = read_usage(tp)
     if usage is not None:
         data.update({f"usage.{k}": v for k, v in usage.model_dump(exclude_none=True).items()})

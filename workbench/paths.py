@@ -33,7 +33,7 @@ Run and trial directories::
         session/
           submission/            what the agent delivered
           trajectory.jsonl  agent.log
-          delivery.json          what the agent delivered (session.Delivery)
+          delivery.json          what the agent delivered (session_records.Delivery)
           usage.json             tokens, cost, time (session_records.SessionUsage)
           scoring/               the hidden scoring service's log, never mounted in the agent's sandbox
             attempts.jsonl       one session_records.ScoringAttempt per line

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import BaseModel, Field
+from typing import Any
 
 from .agents import Budget, TaskView, Trajectory, get_agent
 from .agents.workspace import Workspace
@@ -21,26 +19,10 @@ from .env import environment_for
 from .io import atomic_write_json, copy_tree, digest_of, remove_tree, tree_hashes
 from .matrix import AgentConfig
 from .paths import TrialPaths
-from .session_records import SessionUsage
+from .session_records import Delivery, SessionUsage
 from .task import Task
 
 log = logging.getLogger(__name__)
-
-
-class Delivery(BaseModel):
-    """session/delivery.json"""
-
-    status: Literal["absent", "starter_only", "delivered"]
-    agent: str
-    model: str | None = None
-    agent_status: str
-    message: str = ""
-    network: str
-    budget: dict[str, Any] = Field(default_factory=dict)
-    files: int
-    submission_digest: str
-    starter_digest: str | None
-    wall_sec: float
 
 
 def probe_delivery(submission: Path, starter: Path) -> tuple[str, int, str, str | None]:

@@ -1,5 +1,6 @@
-"""What a session records beside its submission, one model per file (delivery.json's is in session.py).
+"""What a session records beside its submission, one model per file.
 
+    session/delivery.json           Delivery: what the agent delivered, classified by the delivery probe
     session/usage.json              SessionUsage: the agent's turns, tokens, cost and time
     session/scoring/attempts.jsonl  one ScoringAttempt per line, appended by the hidden scoring service
     session/scoring/best.json       the best ScoringResult so far (written once an attempt succeeded)
@@ -11,12 +12,34 @@ defaults, so the records of earlier versions still load.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from .errors import load_json_model
 from .paths import TrialPaths
+
+
+class Delivery(BaseModel):
+    """session/delivery.json"""
+
+    status: Literal["absent", "starter_only", "delivered"]
+    agent: str
+    model: str | None = None
+    agent_status: str
+    message: str = ""
+    network: str
+    budget: dict[str, Any] = Field(default_factory=dict)
+    files: int
+    submission_digest: str
+    starter_digest: str | None
+    wall_sec: float
+
+
+def read_delivery(tp: TrialPaths) -> Delivery | None:
+    """The session's delivery record, or None before the session ended; a malformed one is a
+    ValidationProblem naming the file and the field."""
+    return load_json_model(tp.delivery, Delivery) if tp.delivery.is_file() else None
 
 
 class ScoringResult(BaseModel):

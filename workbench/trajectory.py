@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .paths import TrialPaths
-from .session_records import read_usage
+from .session_records import read_delivery, read_usage
 from .version import __version__
 
 ATIF_VERSION = "ATIF-v1.8"
@@ -40,7 +40,8 @@ def _arguments(raw: Any) -> dict[str, Any]:
 def to_atif(trial_dir: Path) -> dict[str, Any]:
     tp = TrialPaths(Path(trial_dir))
     records = read_trajectory(tp.trajectory)
-    delivery = json.loads(tp.delivery.read_text()) if tp.delivery.is_file() else {}
+    found = read_delivery(tp)
+    delivery = found.model_dump() if found else {}
     usage = read_usage(tp)
     steps = []
     for i, rec in enumerate(records, start=1):

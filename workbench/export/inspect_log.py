@@ -10,7 +10,6 @@ finish is a sample with an error and no scores. Only the subset of the format we
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections import defaultdict
 from pathlib import Path
@@ -24,7 +23,7 @@ from ..matrix import is_credential
 from ..paths import TrialPaths
 from ..rubric import PHASES
 from ..scoring.results import Scores
-from ..session_records import read_usage
+from ..session_records import read_delivery, read_usage
 from ..trajectory import _arguments, read_trajectory
 from ..trial_record import TrialRecord, read_trial
 from ..version import __version__
@@ -240,14 +239,14 @@ def _sample(tp: TrialPaths, rec: TrialRecord) -> EvalSample:
     instruction_md = Path(rec.task_dir) / "instruction.md" if rec.task_dir else None
     instruction = instruction_md.read_text() if instruction_md and instruction_md.is_file() else ""
     model = model_name(rec)
-    delivery = json.loads(tp.delivery.read_text()) if tp.delivery.is_file() else {}
+    delivery = read_delivery(tp)
     usage = _usage(tp)
     scores = _scores(tp) if rec.status == "complete" else None
     seconds = [st.seconds for st in rec.stages.values() if st.seconds is not None]
     error = None if rec.status == "complete" else EvalError(message=rec.error or f"trial {rec.status}")
     return EvalSample(
         id=rec.task, epoch=rec.attempt, input=instruction, messages=_messages(tp, instruction, model),
-        output=ModelOutput(model=model, completion=delivery.get("message", "")), scores=scores,
+        output=ModelOutput(model=model, completion=delivery.message if delivery else ""), scores=scores,
         metadata={"trial": rec.id, "status": rec.status, "config": rec.config.name, "outcome": rec.outcome,
                   "stages": {k: v.status for k, v in rec.stages.items()}},
         model_usage={model: usage} if usage else {}, started_at=rec.started_at, completed_at=rec.finished_at,
