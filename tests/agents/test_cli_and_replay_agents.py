@@ -159,7 +159,7 @@ def test_an_agent_that_cannot_start_is_an_infra_error_with_its_cause(tmp_path, m
     proc, run = _run_trial_cli(tmp_path, *args)
     assert proc.returncode == 1 and cause in proc.stderr and "Traceback" not in proc.stderr
     errors = [line for line in proc.stderr.splitlines()  # not the stage lines, nor a wait for a free core
-              if not re.match(r"\d\d:\d\d:\d\d (  |WARNING workbench\.sandbox\.cpus)", line)]
+              if not re.match(r"\d\d:\d\d:\d\d(  | WARNING workbench\.sandbox\.cpus)", line)]
     assert len(errors) == 1  # one line, beside the stage lines of a trial that started
     assert list(_statuses(run).values()) == recorded if run.exists() else recorded == []  # never "complete", R = 0
     assert not list(run.glob("trials/*/scores.json"))
