@@ -1,4 +1,5 @@
-"""Atomic writes, and untrusted trees: copied, walked, hashed and deleted without following a link."""
+"""Atomic writes, untrusted trees (copy, hash, delete without following a link) and folders the workbench
+may start over."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import threading
 import pytest
 
 import workbench.io as wio
+from workbench.errors import WorkbenchError
 from workbench.io import (
     Walk,
     atomic_write_json,
@@ -19,6 +21,7 @@ from workbench.io import (
     digest_of,
     remove_tree,
     sha256_bytes,
+    start_fresh,
     tree_hashes,
 )
 
@@ -78,6 +81,39 @@ def test_a_written_file_is_readable_by_others_and_its_folder_is_made(tmp_path):
     atomic_write_json(tmp_path / "p.json", {"where": tmp_path})
     assert (tmp_path / "p.json").read_text().endswith("\n")
     assert json.loads((tmp_path / "p.json").read_text()) == {"where": str(tmp_path)}
+
+
+# --- folders the workbench may start over -------------------------------------------------------------
+
+def test_start_fresh_empties_only_its_own_folders(tmp_path):
+    own = start_fresh(tmp_path / "a")
+    (own / "old-run.txt").write_text("x")
+    assert list(start_fresh(own).iterdir()) == [own / ".workbench-owned"]  # its own: started over
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "run.json").write_text("{}")  # a run made before the marker existed
+    start_fresh(run)
+    with pytest.raises(WorkbenchError, match="refusing"):
+        (tmp_path / "b").mkdir()
+        (tmp_path / "b" / "x").write_text("y")
+        start_fresh(tmp_path / "b")
+    assert (tmp_path / "b" / "x").is_file()
+
+
+def test_start_fresh_takes_an_empty_folder_and_refuses_a_file_or_a_link(tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert [p.name for p in start_fresh(empty).iterdir()] == [".workbench-owned"]
+    (tmp_path / "notes.md").write_text("mine")
+    with pytest.raises(WorkbenchError, match="not a folder"):
+        start_fresh(tmp_path / "notes.md")
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "thesis.md").write_text("mine")
+    (tmp_path / "link").symlink_to(mine)
+    with pytest.raises(WorkbenchError, match="not a folder"):
+        start_fresh(tmp_path / "link")
+    assert (tmp_path / "notes.md").read_text() == "mine" and (mine / "thesis.md").read_text() == "mine"
 
 
 # --- untrusted trees ---------------------------------------------------------------------------------

@@ -246,6 +246,28 @@ def remove_tree(path: Path | str) -> None:
     os.rmdir(path)
 
 
+OWNED = ".workbench-owned"  # a folder the workbench created and may start over
+
+
+def start_fresh(path: Path | str, *, owned_if: Iterable[str] = ("run.json",)) -> Path:
+    """Make ``path`` an empty folder for the workbench to fill, deleting only what the workbench made: a folder
+    it created (marked with :data:`OWNED`) or one holding one of ``owned_if`` (a run's run.json). A user's
+    folder with anything else in it is refused, never emptied."""
+    from .errors import WorkbenchError
+
+    path = Path(path)
+    if path.is_symlink() or (path.exists() and not path.is_dir()):
+        raise WorkbenchError(f"{path}: not a folder; choose another --out")
+    if path.is_dir() and any(path.iterdir()):
+        if not any((path / n).exists() for n in (OWNED, *owned_if)):
+            raise WorkbenchError(f"{path}: not empty and not made by the workbench; refusing to delete its "
+                                 "contents (choose another --out, or an empty folder)")
+        remove_tree(path)
+    path.mkdir(parents=True, exist_ok=True)
+    (path / OWNED).write_text("created by workbench; deleted and recreated when it runs here again\n")
+    return path
+
+
 def sha256_file(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as fh:
