@@ -3,7 +3,7 @@
 A demo run is an ordinary run folder. Running the demo again replaces its two trials, nothing else: the
 folder's results store keeps its expert reviews, and a review still applies when the new evidence is the
 evidence it judged (the oracle's PySCF curve is deterministic). A folder the user made for something else
-is refused, never emptied.
+is refused, never touched.
 """
 
 from __future__ import annotations
@@ -16,9 +16,8 @@ from typing import Any
 from tqdm import tqdm
 
 from .env import install_env
-from .errors import WorkbenchError
+from .io import claim_folder
 from .matrix import AgentConfig
-from .paths import RunPaths
 from .pipeline import run_single
 from .task import load_task
 from .trial_record import TrialRecord
@@ -27,20 +26,10 @@ DEMO_TASK = Path(__file__).resolve().parent.parent / "tasks" / "h2-pes"
 AGENTS = ("oracle", "nop")
 
 
-def claim_run_folder(out: Path) -> None:
-    """``out`` empty, new, or already a run folder (with run.json); anything else is the user's."""
-    run = RunPaths(out)
-    if out.is_symlink() or (out.exists() and not out.is_dir()):
-        raise WorkbenchError(f"{out}: not a folder; choose another --out")
-    if out.is_dir() and any(out.iterdir()) and not run.run_json.is_file():
-        raise WorkbenchError(f"{out}: not empty and not a run folder; choose another --out, or an empty folder")
-    out.mkdir(parents=True, exist_ok=True)
-
-
 def run_demo(out: Path, *, engine: str = "papermill", judge: dict[str, Any] | None = None,
              say: Callable[[str], None] | None = None) -> list[TrialRecord]:
     """The demo's trials (one per agent of :data:`AGENTS`), each replacing the demo's earlier one."""
-    claim_run_folder(out)
+    claim_folder(out)  # a run folder is added to, a user's folder refused
     task = load_task(DEMO_TASK)
     install_env(task, say=say)
     return [run_single(task, AgentConfig(name=agent, agent=agent), out, replace=True, say=say, engine=engine,

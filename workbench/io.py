@@ -249,21 +249,28 @@ def remove_tree(path: Path | str) -> None:
 OWNED = ".workbench-owned"  # a folder the workbench created and may start over
 
 
-def start_fresh(path: Path | str, *, owned_if: Iterable[str] = ("run.json",)) -> Path:
-    """Make ``path`` an empty folder for the workbench to fill, deleting only what the workbench made: a folder
-    it created (marked with :data:`OWNED`) or one holding one of ``owned_if`` (a run's run.json). A user's
-    folder with anything else in it is refused, never emptied."""
+def claim_folder(path: Path | str, *, owned_if: Iterable[str] = ("run.json",)) -> Path:
+    """``path`` as a folder the workbench may fill: new, empty, or one it made (marked with :data:`OWNED`, or
+    holding one of ``owned_if``: a run's run.json). A user's folder with anything else in it is refused."""
     from .errors import WorkbenchError
 
     path = Path(path)
     if path.is_symlink() or (path.exists() and not path.is_dir()):
         raise WorkbenchError(f"{path}: not a folder; choose another --out")
-    if path.is_dir() and any(path.iterdir()):
-        if not any((path / n).exists() for n in (OWNED, *owned_if)):
-            raise WorkbenchError(f"{path}: not empty and not made by the workbench; refusing to delete its "
-                                 "contents (choose another --out, or an empty folder)")
-        remove_tree(path)
+    if path.is_dir() and any(path.iterdir()) and not any((path / n).exists() for n in (OWNED, *owned_if)):
+        raise WorkbenchError(f"{path}: not empty and not a run folder or one the workbench made; refusing to "
+                             "delete or add to its contents (choose another --out, or an empty folder)")
     path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def start_fresh(path: Path | str, *, owned_if: Iterable[str] = ("run.json",)) -> Path:
+    """Make ``path`` an empty folder for the workbench to fill (:func:`claim_folder`), deleting what the
+    workbench made there before; a user's folder is refused, never emptied."""
+    path = claim_folder(path, owned_if=owned_if)
+    if any(path.iterdir()):
+        remove_tree(path)
+        path.mkdir(parents=True)
     (path / OWNED).write_text("created by workbench; deleted and recreated when it runs here again\n")
     return path
 

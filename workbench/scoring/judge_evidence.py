@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -65,17 +66,18 @@ def _files_under(ev: Evidence, rel: str) -> list[str]:
     return sorted(f"{base}/{e.rel}" for e in Walk(p) if e.is_file)
 
 
+def _sized(ev: Evidence, files: list[str]) -> list[str]:
+    return [f"{f}  {ev.resolve(f).stat().st_size} bytes" for f in files]
+
+
 def _listing(ev: Evidence, rel: str, files: list[str], recursive: bool, limit: int = 200) -> str:
     """A directory input's files with their sizes: every file below it when the rubric says ``recursive``,
     else its own files and one line per subfolder (what a judge opens with list_dir)."""
     base = normalize(rel).rstrip("/") + "/"
-    shown = files if recursive else [f for f in files if "/" not in f[len(base):]]
-    folders: dict[str, int] = {}
-    for f in [] if recursive else files:
-        if "/" in f[len(base):]:
-            name = base + f[len(base):].split("/", 1)[0] + "/"
-            folders[name] = folders.get(name, 0) + 1
-    lines = [f"{f}  {ev.resolve(f).stat().st_size} bytes" for f in shown[:limit]]
+    below = [f[len(base):] for f in files]  # relative to the input's directory
+    own = [f for f, r in zip(files, below, strict=True) if recursive or "/" not in r]
+    folders = Counter(base + r.split("/", 1)[0] + "/" for r in below if not recursive and "/" in r)
+    lines = _sized(ev, own[:limit])
     lines += [f"{d}  folder of {n} file(s), not listed (list_dir)" for d, n in sorted(folders.items())[:limit]]
     return f"directory with {len(files)} file(s):\n" + "\n".join(lines)
 
@@ -147,7 +149,7 @@ def run_tool(ev: Evidence, name: str, args: dict[str, Any], limit: int) -> str:
     try:
         if name == "list_files":
             files = _files_under(ev, path)
-            return _block(path, "\n".join(f"{f}  {ev.resolve(f).stat().st_size} bytes" for f in files[:500]))
+            return _block(path, "\n".join(_sized(ev, files[:500])))
         if name == "read_text":
             data = ev.read_bytes(path, int(args.get("offset", 0)) + min(int(args.get("length", 8000)), limit))
             return _block(path, data[int(args.get("offset", 0)):].decode("utf-8", errors="replace"))
