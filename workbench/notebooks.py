@@ -108,12 +108,15 @@ def execute_notebook(template: Path, out: Path, parameters: dict[str, Any], *, p
     """Execute ``template`` with ``parameters`` into ``out`` through the private kernel; ``stderr`` hears
     each line the kernel writes there, as it does (the notebook keeps them too)."""
     pm = _import_papermill()
+    from . import kernel_pool
+
     out.parent.mkdir(parents=True, exist_ok=True)
+    warm = {"engine_name": kernel_pool.ENGINE_NAME} if kernel_pool.spares() else {}
     with _private_kernels():
         try:
             pm.execute_notebook(str(template), str(out), parameters=parameters, kernel_name=KERNEL_NAME,
                                 progress_bar=progress_bar, log_output=False, request_save_on_cell_execute=False,
-                                stderr_file=_Lines(stderr) if stderr else None)
+                                stderr_file=_Lines(stderr) if stderr else None, **warm)
         except pm.PapermillExecutionError as exc:
             raise NotebookFailed(f"{exc.ename}: {exc.evalue} (see {out})") from None
     return out

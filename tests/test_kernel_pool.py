@@ -1,0 +1,168 @@
+"""Warm kernels from the pool: nothing one notebook does reaches the next, and a stage notebook executed
+warm says what it says executed cold."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from tests.conftest import REPO, config, write_task
+from workbench.notebooks import STAGE_NOTEBOOKS, execute_notebook
+from workbench.paths import RunPaths
+from workbench.pipeline import run_trial
+from workbench.task import load_task
+
+PLANT = """
+import builtins, json, os, sys
+import pandas
+import workbench.displays
+planted = "a variable"
+workbench.displays.glue = lambda *a, **k: None          # a module the template imported, patched
+pandas.DataFrame.planted = True                          # a class patched
+pandas.set_option("display.max_columns", 3)              # a library's global option
+builtins.planted = True
+os.environ["WB_PLANTED"] = "1"
+sys.path.insert(0, "/planted")
+sys.modules["planted_module"] = sys
+os.chdir(PLANT_DIR)
+print(json.dumps({"pid": os.getpid()}))
+"""
+
+CHECK = """
+import builtins, json, os, sys
+import pandas
+import workbench.displays
+print(json.dumps({"pid": os.getpid(), "cwd": os.getcwd(), "leaks": {
+    "variable": "planted" in globals(),
+    "module patch": workbench.displays.glue.__module__ != "workbench.displays",
+    "class patch": hasattr(pandas.DataFrame, "planted"),
+    "library option": pandas.get_option("display.max_columns") == 3,
+    "builtin": hasattr(builtins, "planted"),
+    "environment": "WB_PLANTED" in os.environ,
+    "sys.path": "/planted" in sys.path,
+    "sys.modules": "planted_module" in sys.modules,
+}}))
+"""
+
+
+def _notebook(path: Path, source: str, **params) -> Path:
+    nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "language": "python",
+                                                           "display_name": "Python 3"},
+                                            "language_info": {"name": "python"}})
+    nb.cells = [nbformat.v4.new_code_cell("\n".join(f"{k} = None" for k in params) or "pass",
+                                          metadata={"tags": ["parameters"]}),
+                nbformat.v4.new_code_cell(source)]
+    nbformat.write(nb, path)
+    return path
+
+
+def _printed(path: Path) -> dict:
+    return json.loads(nbformat.read(path, 4).cells[-1].outputs[0]["text"])
+
+
+@pytest.mark.slow
+def test_state_planted_by_one_notebook_is_not_visible_to_the_next(tmp_path, monkeypatch):
+    monkeypatch.delenv("WORKBENCH_WARM_KERNELS", raising=False)
+    plant = _notebook(tmp_path / "plant.ipynb", PLANT, PLANT_DIR=None)
+    check = _notebook(tmp_path / "check.ipynb", CHECK)
+    (tmp_path / "elsewhere").mkdir()
+    first = _printed(execute_notebook(check, tmp_path / "out0.ipynb", {}))
+    planted = _printed(execute_notebook(plant, tmp_path / "out1.ipynb", {"PLANT_DIR": str(tmp_path / "elsewhere")}))
+    after = _printed(execute_notebook(check, tmp_path / "out2.ipynb", {}))
+    assert not any(first["leaks"].values())
+    assert after["leaks"] == first["leaks"], {k: v for k, v in after["leaks"].items() if v}
+    assert after["cwd"] == first["cwd"] == os.getcwd()
+    assert len({first["pid"], planted["pid"], after["pid"]}) == 3  # a kernel serves one notebook
+
+
+@pytest.mark.slow
+def test_a_spare_started_before_the_environment_changed_is_not_used(tmp_path, monkeypatch):
+    monkeypatch.delenv("WORKBENCH_WARM_KERNELS", raising=False)
+    probe = _notebook(tmp_path / "probe.ipynb", "import os\nprint(os.environ.get('WB_MARK'))")
+    execute_notebook(probe, tmp_path / "a.ipynb", {})  # leaves a spare started without WB_MARK
+    monkeypatch.setenv("WB_MARK", "changed")
+    out = execute_notebook(probe, tmp_path / "b.ipynb", {})
+    assert nbformat.read(out, 4).cells[-1].outputs[0]["text"].strip() == "changed"
+
+
+_TIMING = [(re.compile(r"\d{4}-\d\d-\d\dT[\d:.]+(\+00:00|Z)?"), "TIME"), (re.compile(r"\b[0-9a-f]{16,}\b"), "HEX"),
+           (re.compile(r"\d+\.\d+"), "NUM"), (re.compile(r"[ \t]+"), " ")]
+
+
+def _content(path: Path, base: Path) -> list[str]:
+    """A notebook's cells and outputs, with its trial's path, timings, timestamps and digests masked
+    (they differ between any two runs) and the cell ids papermill draws at random dropped."""
+    nb = nbformat.read(path, 4)
+    cells = []
+    for c in nb.cells:
+        text = json.dumps({"source": c.source, "outputs": c.get("outputs", []), "count": c.get("execution_count"),
+                           "tags": c.metadata.get("tags", [])}, sort_keys=True).replace(str(base), "BASE")
+        for pattern, mask in _TIMING:
+            text = pattern.sub(mask, text)
+        cells.append(text)
+    return [json.dumps([nb.metadata.kernelspec, nb.metadata.language_info]), *cells]
+
+
+@pytest.mark.slow
+def test_stage_notebooks_executed_warm_match_cold_output_for_output(tmp_path, monkeypatch):
+    task = load_task(write_task(tmp_path / "mini"))
+    runs = {}
+    for mode in ("cold", "warm"):
+        monkeypatch.setenv("WORKBENCH_WARM_KERNELS", "0" if mode == "cold" else "1")
+        rec = run_trial(task, config("oracle"), tmp_path / mode, engine="papermill")
+        assert rec.status == "complete", rec.error
+        runs[mode] = RunPaths(tmp_path / mode).trial(rec.id)
+    for name in STAGE_NOTEBOOKS.values():
+        cold = _content(runs["cold"].notebooks / name, tmp_path / "cold")
+        warm = _content(runs["warm"].notebooks / name, tmp_path / "warm")
+        assert warm == cold, name
+    cold_scores, warm_scores = (json.loads(runs[m].scores.read_text()) for m in ("cold", "warm"))
+    assert {k: v for k, v in warm_scores.items() if k != "scored_at"} == \
+        {k: v for k, v in cold_scores.items() if k != "scored_at"}
+
+
+WORKER = """
+import json, sys
+from pathlib import Path
+from workbench import kernel_pool
+from workbench.notebooks import execute_notebook
+execute_notebook(Path(sys.argv[1]), Path(sys.argv[2]), {})
+pool = kernel_pool.pool()
+spare = pool.ready[0][1].result(60)
+from workbench import warm_kernels
+print(json.dumps({"template": warm_kernels._template.proc.pid, "spare": spare.provisioner.pid}), flush=True)
+sys.stdin.read()
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(") ")[1][0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.slow
+def test_the_template_and_its_kernels_die_with_the_process_that_started_them(tmp_path):
+    probe = _notebook(tmp_path / "probe.ipynb", "print(1)")
+    proc = subprocess.Popen([sys.executable, "-c", WORKER, str(probe), str(tmp_path / "out.ipynb")], cwd=REPO,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                            env={**os.environ, "WORKBENCH_WARM_KERNELS": "1"})
+    pids = json.loads(proc.stdout.readline())
+    assert all(_alive(p) for p in pids.values())
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 10
+    while any(_alive(p) for p in pids.values()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not [k for k, p in pids.items() if _alive(p)]
