@@ -94,6 +94,37 @@ def test_a_spare_started_before_the_environment_changed_is_not_used(tmp_path, mo
     assert nbformat.read(out, 4).cells[-1].outputs[0]["text"].strip() == "changed"
 
 
+KERNEL_PROBE = """
+import json, os, signal, sys, warnings
+import matplotlib, numpy, pandas
+print(json.dumps({
+    "arguments": sys.argv[3:], "flags": repr(sys.flags), "warnings": sorted(map(repr, warnings.filters)), "path": sys.path,
+    "cwd": os.getcwd(), "environment": sorted(set(os.environ) - {"JPY_SESSION_NAME"}),
+    "own session": os.getsid(0) == os.getpid(), "stdin": os.readlink("/proc/self/fd/0").split(":")[0],
+    "signals": {s.name: repr(signal.getsignal(s))
+                for s in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD, signal.SIGPIPE)},
+    "matplotlib": matplotlib.get_backend(), "pandas": [pandas.get_option(o) for o in
+                                                        ("display.max_columns", "display.width", "display.max_rows")],
+    "numpy": repr(numpy.get_printoptions()),
+}))
+"""
+
+
+@pytest.mark.slow
+def test_a_warm_kernel_is_set_up_as_a_cold_one(tmp_path, monkeypatch):
+    """Warning filters are compared as a set: the kernel adds one (trio's) at start, after the template
+    imported numpy, which a cold kernel imports later; the two match disjoint warnings."""
+    probe = _notebook(tmp_path / "probe.ipynb", KERNEL_PROBE)
+    seen = {}
+    for mode in ("cold", "warm"):
+        monkeypatch.setenv("WORKBENCH_WARM_KERNELS", "0" if mode == "cold" else "1")
+        seen[mode] = _printed(execute_notebook(probe, tmp_path / f"{mode}.ipynb", {}))
+    env = [set(seen[m].pop("environment")) for m in ("cold", "warm")]
+    assert env[0] == env[1], (env[0] - env[1], env[1] - env[0])
+    differ = {k: (seen["cold"][k], seen["warm"][k]) for k in seen["cold"] if seen["cold"][k] != seen["warm"][k]}
+    assert not differ, json.dumps(differ, indent=1)[:6000]
+
+
 _TIMING = [(re.compile(r"\d{4}-\d\d-\d\dT[\d:.]+(\+00:00|Z)?"), "TIME"), (re.compile(r"\b[0-9a-f]{16,}\b"), "HEX"),
            (re.compile(r"\d+\.\d+"), "NUM"), (re.compile(r"[ \t]+"), " ")]
 

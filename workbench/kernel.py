@@ -26,7 +26,8 @@ import sys
 # template instead of once per notebook. Only modules whose import does the same thing in the template
 # as in a kernel: matplotlib_inline's backend, for one, configures the shell it finds at import, so it is
 # left to the kernel. tests/test_kernel_pool.py compares warm and cold stage notebooks output for output.
-WARM_IMPORTS = ("ipykernel.kernelapp", "ipykernel.ipkernel", "ipykernel.debugger", "numpy", "matplotlib.figure",
+KERNEL_IMPORTS = ("ipykernel.kernelapp", "ipykernel.ipkernel", "ipykernel.debugger")
+WARM_IMPORTS = ("numpy", "matplotlib.figure",
                 "matplotlib.backends.backend_agg", "PIL.PngImagePlugin", "pyarrow.pandas_compat", "tomllib",
                 "workbench.displays", "workbench.stages", "workbench.scoring", "workbench.session",
                 "workbench.replay", "workbench.review", "workbench.runtime")
@@ -76,17 +77,23 @@ class _KernelShell:
     kernel = "the template imports as a kernel would"
 
 
-def _warm_up() -> None:
+def _warm_up() -> dict[str, str]:
+    """Import what stage kernels need; returns the environment variables the imports set (debugpy sets
+    one), which a kernel importing them itself would have."""
     import builtins
     import importlib
 
     # as ipykernel sets it before the kernel's first import of matplotlib, so the backend is the same
     os.environ.setdefault("MPLBACKEND", "module://matplotlib_inline.backend_inline")
     # debugpy (ipykernel's debugger) warns at import, on the template's stderr, about frozen modules
+    before = dict(os.environ)
     quieted = "PYDEVD_DISABLE_FILE_VALIDATION" not in os.environ
     os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
     # pandas settles display.max_columns at import: 20 under a Jupyter kernel (a shell with a kernel),
     # the terminal's width elsewhere
+    # (after the kernel's own modules, as in a kernel: the warning filters each adds stay in its order)
+    for name in KERNEL_IMPORTS:
+        importlib.import_module(name)
     builtins.get_ipython = _KernelShell  # type: ignore[attr-defined]
     try:
         importlib.import_module("pandas")
@@ -96,19 +103,26 @@ def _warm_up() -> None:
         importlib.import_module(name)
     if quieted:
         del os.environ["PYDEVD_DISABLE_FILE_VALIDATION"]
+    return {k: v for k, v in os.environ.items() if before.get(k) != v}
 
 
 def _become_kernel(request: dict, ready_fd: int) -> None:
-    """In the forked child: a new session, death with the template, the request's environment,
-    working directory and arguments; then the kernel, as ``python -m workbench.kernel`` would run."""
+    """In the forked child: a new session, death with the template, the request's environment (plus
+    what the template's imports set), working directory and arguments; then the kernel, as ``python -m
+    workbench.kernel`` would run."""
     os.setsid()
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.default_int_handler)
     die_with_parent(int(request["template"]))
     os.write(ready_fd, b"k")
     os.close(ready_fd)
+    r, _ = os.pipe()  # stdin: a pipe nobody writes to, as jupyter_client gives a kernel it launches
+    os.dup2(r, 0)
+    os.close(r)
     os.environ.clear()
     os.environ.update(request["env"])
+    for name, value in request["set_by_imports"].items():
+        os.environ.setdefault(name, value)
     os.chdir(request["cwd"])
     sys.argv = [__file__, *request["args"]]
     if "numpy" in sys.modules:  # the template's seed would otherwise be every kernel's
@@ -144,14 +158,14 @@ def serve_forks(fd: int) -> None:
     parent = os.environ.get("WORKBENCH_KERNEL_PARENT")
     die_with_parent(int(parent) if parent else None)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _warm_up()
+    set_by_imports = _warm_up()
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # kernels are reaped by the system, never zombies
     sock = socket.socket(fileno=fd)
     reader = sock.makefile("rb")
     sock.sendall(b'{"ready": true}\n')
     for line in reader:
         request = json.loads(line)
-        request["template"] = os.getpid()
+        request["template"], request["set_by_imports"] = os.getpid(), set_by_imports
         r, w = os.pipe()
         pid = os.fork()
         if pid == 0:

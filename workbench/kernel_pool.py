@@ -109,9 +109,13 @@ def _key(kernel_name: str, env: dict[str, str], cwd: str) -> tuple:
     return kernel_name, tuple(sorted(env.items())), cwd
 
 
+# what nbclient passes an IPython kernel it starts (its ipython_hist_file): no history database on disk
+KERNEL_ARGS = ["--HistoryManager.hist_file=:memory:"]
+
+
 async def _start(km: WarmKernelManager, env: dict[str, str], cwd: str) -> WarmKernelManager:
     """Started and answering: the kernel's own initialisation is paid here too, not by the notebook."""
-    await km.start_kernel(env=env, cwd=cwd)
+    await km.start_kernel(env=env, cwd=cwd, extra_arguments=KERNEL_ARGS)
     kc = km.client()
     kc.start_channels()
     try:
