@@ -1,9 +1,14 @@
-"""Harness overhead per trial (inline vs papermill) and batch throughput (1 vs 2 workers).
+"""Harness overhead per trial and per stage: inline vs papermill on cold kernels vs on warm kernels;
+and batch throughput (1 vs 2 workers).
 
 Overhead = trial wall time - replay wall time (reproduce.sh in the sandbox) - agent time, i.e. what
 the workbench itself costs. The task is trivial (reproduce.sh writes one file), so the numbers are the
-harness alone. Throughput uses a task whose reproduce.sh sleeps 2 s on one reserved core.
-Ratios are measured in one run of this script (these machines are noisy).
+harness alone. A stage's overhead is its median wall time under papermill minus under inline (the
+notebook: a kernel, papermill's reading and writing, the displays). Cold kernels are launched per
+notebook (``WORKBENCH_WARM_KERNELS=0``); warm ones come from the process's kernel pool, whose template
+starts with the first warm trial (its start-up is in that trial, not in the medians). Throughput uses
+a task whose reproduce.sh sleeps 2 s on one reserved core. Ratios are measured in one run of this
+script (these machines are noisy).
 
     .venv/bin/python benchmarks/harness_overhead.py [--trials 5] [--batch-trials 8] [--json out.json]
 """
@@ -46,23 +51,50 @@ def make_task(root: Path, reproduce: str) -> Path:
     return root
 
 
-def overhead(task_dir: Path, engine: str, n: int, out: Path) -> dict:
+MODES = {"inline": ("inline", "1"), "cold": ("papermill", "0"), "warm": ("papermill", "1")}
+
+
+def one_trial(task, mode: str, attempt: int, out: Path) -> tuple[float, float, dict[str, float]]:
+    """(overhead, wall, {stage: seconds}) of one trial of ``mode``."""
+    engine, warm = MODES[mode]
+    os.environ["WORKBENCH_WARM_KERNELS"] = warm
+    t0 = time.monotonic()
+    rec = run_trial(task, AgentConfig(name="oracle", agent="oracle"), out / mode, attempt=attempt, engine=engine)
+    wall = time.monotonic() - t0
+    tp = RunPaths(out / mode).trial(rec.id)
+    replay_wall = json.loads(tp.provenance.read_text())["wall_sec"]
+    agent_wall = json.loads(tp.usage.read_text())["wall_sec"]
+    return wall - replay_wall - agent_wall, wall, {k: st.seconds for k, st in rec.stages.items()}
+
+
+def overheads(task_dir: Path, n: int, out: Path) -> dict[str, dict]:
+    """``n`` trials of each mode, interleaved (inline, cold, warm, inline, ...) so noise hits all three."""
     task = load_task(task_dir)
-    cfg = AgentConfig(name="oracle", agent="oracle")
-    per_trial, per_stage = [], {}
+    seen: dict[str, list] = {mode: [] for mode in MODES}
     for i in range(n):
-        t0 = time.monotonic()
-        rec = run_trial(task, cfg, out / engine, attempt=i + 1, engine=engine)
-        wall = time.monotonic() - t0
-        tp = RunPaths(out / engine).trial(rec.id)
-        replay_wall = json.loads(tp.provenance.read_text())["wall_sec"]
-        agent_wall = json.loads(tp.usage.read_text())["wall_sec"]
-        per_trial.append(wall - replay_wall - agent_wall)
-        for k, st in rec.stages.items():
-            per_stage.setdefault(k, []).append(st.seconds)
-    return {"engine": engine, "trials": n, "overhead_median_s": statistics.median(per_trial),
-            "overhead_all_s": [round(x, 3) for x in per_trial],
-            "stage_median_s": {k: round(statistics.median(v), 3) for k, v in per_stage.items()}}
+        for mode in MODES:
+            seen[mode].append(one_trial(task, mode, i + 1, out))
+    os.environ["WORKBENCH_WARM_KERNELS"] = "1"
+    result = {}
+    for mode, trials in seen.items():
+        stages = {k: [t[2][k] for t in trials] for k in trials[0][2]}
+        result[mode] = {"engine": MODES[mode][0], "trials": n,
+                        "overhead_median_s": round(statistics.median(t[0] for t in trials), 3),
+                        "overhead_all_s": [round(t[0], 3) for t in trials],
+                        "trial_wall_median_s": round(statistics.median(t[1] for t in trials), 3),
+                        "stage_median_s": {k: round(statistics.median(v), 3) for k, v in stages.items()}}
+    return result
+
+
+def notebook_overheads(modes: dict[str, dict]) -> dict:
+    """Per stage, papermill (cold, warm) minus inline; their median over the stages; per trial."""
+    inline = modes["inline"]["stage_median_s"]
+    out = {}
+    for mode in ("cold", "warm"):
+        per_stage = {k: round(v - inline[k], 3) for k, v in modes[mode]["stage_median_s"].items()}
+        out[mode] = {"per_stage_s": per_stage, "stage_median_s": round(statistics.median(per_stage.values()), 3),
+                     "per_trial_s": round(modes[mode]["overhead_median_s"] - modes["inline"]["overhead_median_s"], 3)}
+    return out
 
 
 def throughput(task_dir: Path, workers: int, n: int, out: Path) -> dict:
@@ -97,11 +129,8 @@ def main() -> None:
     results["papermill_import_s"] = {"stock": round(statistics.median(import_cost(False) for _ in range(3)), 3),
                                      "rfc3987_syntax_blocked": round(statistics.median(import_cost(True)
                                                                                        for _ in range(3)), 3)}
-    inline = overhead(fast, "inline", args.trials, base / "overhead")
-    paper = overhead(fast, "papermill", args.trials, base / "overhead")
-    pm_s, in_s = paper["overhead_median_s"], inline["overhead_median_s"]
-    results["overhead"] = {"inline": inline, "papermill": paper, "papermill_minus_inline_s": round(pm_s - in_s, 3),
-                           "ratio_papermill_over_inline": round(pm_s / in_s, 2)}
+    modes = overheads(fast, args.trials, base / "overhead")
+    results["overhead"] = {**modes, "notebook_overhead": notebook_overheads(modes)}
     one = throughput(slow, 1, args.batch_trials, base)
     two = throughput(slow, 2, args.batch_trials, base)
     speedup = round(two["trials_per_min"] / one["trials_per_min"], 2)
