@@ -108,6 +108,24 @@ def throughput(task_dir: Path, workers: int, n: int, out: Path) -> dict:
     return {"workers": workers, "trials": n, "wall_s": round(wall, 2), "trials_per_min": round(60 * n / wall, 2)}
 
 
+def _memory_mb(pid: int) -> dict[str, float]:
+    """Resident and proportional set size (shared pages split among their sharers) of one process."""
+    fields = {}
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()[1:]:
+        name, value = line.split(":")
+        fields[name] = int(value.split()[0]) / 1024
+    return {"rss_mb": round(fields["Rss"], 1), "pss_mb": round(fields["Pss"], 1)}
+
+
+def pool_memory() -> dict:
+    """What this process's warm-kernel pool holds: the template and one spare kernel forked from it."""
+    from workbench import kernel_pool, warm_kernels
+
+    spare = kernel_pool.pool().ready[0][1].result(60)
+    return {"template": _memory_mb(warm_kernels._template.proc.pid), "spare_kernel": _memory_mb(spare.provisioner.pid),
+            "this_process": _memory_mb(os.getpid())}
+
+
 def import_cost(block: bool) -> float:
     code = ("import sys,time; t=time.monotonic()\n"
             + ("sys.modules['rfc3987_syntax']=None\n" if block else "")
@@ -131,6 +149,7 @@ def main() -> None:
                                                                                        for _ in range(3)), 3)}
     modes = overheads(fast, args.trials, base / "overhead")
     results["overhead"] = {**modes, "notebook_overhead": notebook_overheads(modes)}
+    results["warm_pool_memory"] = pool_memory()
     one = throughput(slow, 1, args.batch_trials, base)
     two = throughput(slow, 2, args.batch_trials, base)
     speedup = round(two["trials_per_min"] / one["trials_per_min"], 2)

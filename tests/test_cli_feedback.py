@@ -107,13 +107,14 @@ def _bwrap_children() -> set[int]:
 
 
 @pytest.mark.slow
-def test_ctrl_c_says_interrupted_marks_the_trial_and_a_rerun_says_it_starts_over(tmp_path):
+@pytest.mark.parametrize("engine", ["inline", "papermill"])  # papermill: on a warm kernel from the pool
+def test_ctrl_c_says_interrupted_marks_the_trial_and_a_rerun_says_it_starts_over(tmp_path, engine):
     root = write_task(tmp_path / "slow")
     sub = tmp_path / "submission"
     sub.mkdir()
     (sub / "reproduce.sh").write_text("sleep 60\n")
     args = [sys.executable, "-m", "workbench", "run", str(root), "--agent", "replay", "-o", f"submission={sub}",
-            "--out", str(tmp_path / "run"), "--engine", "inline"]
+            "--out", str(tmp_path / "run"), "--engine", engine]
     before = _bwrap_children()
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
                             start_new_session=True)
