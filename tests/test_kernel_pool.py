@@ -98,7 +98,8 @@ KERNEL_PROBE = """
 import json, os, signal, sys, warnings
 import matplotlib, numpy, pandas
 print(json.dumps({
-    "arguments": sys.argv[3:], "flags": repr(sys.flags), "warnings": sorted(map(repr, warnings.filters)), "path": sys.path,
+    "arguments": sys.argv[3:], "flags": repr(sys.flags), "warnings": sorted(map(repr, warnings.filters)),
+    "path": sys.path,
     "cwd": os.getcwd(), "environment": sorted(set(os.environ) - {"JPY_SESSION_NAME"}),
     "own session": os.getsid(0) == os.getpid(), "stdin": os.readlink("/proc/self/fd/0").split(":")[0],
     "signals": {s.name: repr(signal.getsignal(s))

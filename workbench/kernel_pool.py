@@ -93,14 +93,16 @@ class KernelPool:
             self.retire(fut.result())
 
     def close(self) -> None:
+        """At exit: spares are killed (they never ran anything); kernels still shutting down are let go,
+        they die with the template, which dies with this pool's thread."""
         with self.lock:
             pending, self.ready = self.ready, []
         for _, fut in pending:
             try:
-                km = fut.result(START_TIMEOUT_SEC)
+                km = fut.result(10)
+                asyncio.run_coroutine_threadsafe(_shutdown(km, now=True), self.loop).result(10)
             except Exception:
                 continue
-            asyncio.run_coroutine_threadsafe(_shutdown(km, now=True), self.loop).result(10)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(5)
 

@@ -5,7 +5,8 @@ installed (JupyterLab pulls it in) and compiles ~35 grammars: ~0.9 s per process
 workbench blocks that module in its own process before importing papermill; nbformat does not
 need it. Kernels run ``python -m workbench.kernel`` from this interpreter, found through a private
 kernelspec, so a user's own ``python3`` kernelspec is never used by mistake and the kernel dies with
-the process that started it.
+the process that started it. By default a notebook runs on a warm kernel forked from a template that
+did the stage imports once (:mod:`workbench.kernel_pool`); ``WORKBENCH_WARM_KERNELS=0`` launches one cold.
 """
 
 from __future__ import annotations

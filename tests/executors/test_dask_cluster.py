@@ -214,3 +214,61 @@ def test_batch_joins_a_separately_started_dask_scheduler_and_worker(tmp_path):
         for fh in logs.values():
             fh.close()
     assert all(p.returncode is not None for p in procs)
+
+
+def _parent(pid: int) -> int:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _templates() -> dict[int, int]:
+    """Warm-kernel templates running: pid -> parent pid (kernels forked from a template share its command
+    line; their parent is the template)."""
+    found = {}
+    for p in Path("/proc").iterdir():
+        try:
+            if p.name.isdigit() and b"--zygote" in (p / "cmdline").read_bytes():
+                found[int(p.name)] = _parent(int(p.name))
+        except OSError:
+            continue
+    return {pid: ppid for pid, ppid in found.items() if ppid not in found}
+
+
+def _descends_from(pid: int, ancestor: int) -> bool:
+    while pid > 1:
+        pid = _parent(pid)
+        if pid == ancestor:
+            return True
+    return False
+
+
+@pytest.mark.slow
+def test_dask_workers_run_stage_notebooks_on_their_own_warm_kernels(tmp_path):
+    import threading
+
+    _, matrix = _setup(tmp_path, attempts=2)
+    before, seen, done = set(_templates()), {}, threading.Event()
+
+    def watch():
+        while not done.is_set():
+            seen.update({pid: (ppid, _descends_from(ppid, os.getpid()))
+                         for pid, ppid in _templates().items() if pid not in before and pid not in seen})
+            time.sleep(0.1)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        res = run_batch(matrix, tmp_path / "run", executor="dask", workers=2, engine="papermill", progress=False)
+    finally:
+        done.set()
+        watcher.join()
+    assert res.counts == {"skipped": 0, "complete": 4}
+    for tid in ("mini__oracle__1", "mini__nop__2"):
+        assert len(list((tmp_path / "run/trials" / tid / "notebooks").glob("*.ipynb"))) == 4
+    workers = {ppid for ppid, _ in seen.values()}
+    assert 1 <= len(workers) <= 2 and len(seen) == len(workers), seen  # one template per worker process
+    assert all(ours for _, ours in seen.values()) and os.getpid() not in workers  # the batch runs no notebook
+    time.sleep(1)
+    assert not set(_templates()) - before  # gone with the cluster's workers
