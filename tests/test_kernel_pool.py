@@ -75,9 +75,10 @@ def test_state_planted_by_one_notebook_is_not_visible_to_the_next(tmp_path, monk
     plant = _notebook(tmp_path / "plant.ipynb", PLANT, PLANT_DIR=None)
     check = _notebook(tmp_path / "check.ipynb", CHECK)
     (tmp_path / "elsewhere").mkdir()
-    first = _printed(execute_notebook(check, tmp_path / "out0.ipynb", {}))
-    planted = _printed(execute_notebook(plant, tmp_path / "out1.ipynb", {"PLANT_DIR": str(tmp_path / "elsewhere")}))
-    after = _printed(execute_notebook(check, tmp_path / "out2.ipynb", {}))
+    first = _printed(execute_notebook(check, tmp_path / "out0.ipynb", {}, warm=True))
+    elsewhere = {"PLANT_DIR": str(tmp_path / "elsewhere")}
+    planted = _printed(execute_notebook(plant, tmp_path / "out1.ipynb", elsewhere, warm=True))
+    after = _printed(execute_notebook(check, tmp_path / "out2.ipynb", {}, warm=True))
     assert not any(first["leaks"].values())
     assert after["leaks"] == first["leaks"], {k: v for k, v in after["leaks"].items() if v}
     assert after["cwd"] == first["cwd"] == os.getcwd()
@@ -88,9 +89,9 @@ def test_state_planted_by_one_notebook_is_not_visible_to_the_next(tmp_path, monk
 def test_a_spare_started_before_the_environment_changed_is_not_used(tmp_path, monkeypatch):
     monkeypatch.delenv("WORKBENCH_WARM_KERNELS", raising=False)
     probe = _notebook(tmp_path / "probe.ipynb", "import os\nprint(os.environ.get('WB_MARK'))")
-    execute_notebook(probe, tmp_path / "a.ipynb", {})  # leaves a spare started without WB_MARK
+    execute_notebook(probe, tmp_path / "a.ipynb", {}, warm=True)  # leaves a spare started without WB_MARK
     monkeypatch.setenv("WB_MARK", "changed")
-    out = execute_notebook(probe, tmp_path / "b.ipynb", {})
+    out = execute_notebook(probe, tmp_path / "b.ipynb", {}, warm=True)
     assert nbformat.read(out, 4).cells[-1].outputs[0]["text"].strip() == "changed"
 
 
@@ -119,7 +120,7 @@ def test_a_warm_kernel_is_set_up_as_a_cold_one(tmp_path, monkeypatch):
     seen = {}
     for mode in ("cold", "warm"):
         monkeypatch.setenv("WORKBENCH_WARM_KERNELS", "0" if mode == "cold" else "1")
-        seen[mode] = _printed(execute_notebook(probe, tmp_path / f"{mode}.ipynb", {}))
+        seen[mode] = _printed(execute_notebook(probe, tmp_path / f"{mode}.ipynb", {}, warm=True))
     env = [set(seen[m].pop("environment")) for m in ("cold", "warm")]
     assert env[0] == env[1], (env[0] - env[1], env[1] - env[0])
     differ = {k: (seen["cold"][k], seen["warm"][k]) for k in seen["cold"] if seen["cold"][k] != seen["warm"][k]}
@@ -167,7 +168,7 @@ import json, sys
 from pathlib import Path
 from workbench import kernel_pool
 from workbench.notebooks import execute_notebook
-execute_notebook(Path(sys.argv[1]), Path(sys.argv[2]), {})
+execute_notebook(Path(sys.argv[1]), Path(sys.argv[2]), {}, warm=True)
 pool = kernel_pool.pool()
 spare = pool.ready[0][1].result(60)
 from workbench import warm_kernels

@@ -105,19 +105,22 @@ class _Lines:
 
 
 def execute_notebook(template: Path, out: Path, parameters: dict[str, Any], *, progress_bar: bool = False,
-                     stderr: Callable[[str], None] | None = None) -> Path:
+                     stderr: Callable[[str], None] | None = None, warm: bool = False) -> Path:
     """Execute ``template`` with ``parameters`` into ``out`` through the private kernel; ``stderr`` hears
-    each line the kernel writes there, as it does (the notebook keeps them too)."""
+    each line the kernel writes there, as it does (the notebook keeps them too). ``warm``: on a kernel
+    from this process's pool (unless ``WORKBENCH_WARM_KERNELS=0``), worth it in a process that runs
+    many notebooks; a one-off notebook (a report, the tour) is cheaper on a cold kernel than on a
+    template started for it."""
     pm = _import_papermill()
     from . import kernel_pool
 
     out.parent.mkdir(parents=True, exist_ok=True)
-    warm = {"engine_name": kernel_pool.ENGINE_NAME} if kernel_pool.spares() else {}
+    engine = {"engine_name": kernel_pool.ENGINE_NAME} if warm and kernel_pool.spares() else {}
     with _private_kernels():
         try:
             pm.execute_notebook(str(template), str(out), parameters=parameters, kernel_name=KERNEL_NAME,
                                 progress_bar=progress_bar, log_output=False, request_save_on_cell_execute=False,
-                                stderr_file=_Lines(stderr) if stderr else None, **warm)
+                                stderr_file=_Lines(stderr) if stderr else None, **engine)
         except pm.PapermillExecutionError as exc:
             raise NotebookFailed(f"{exc.ename}: {exc.evalue} (see {out})") from None
     return out
@@ -135,7 +138,7 @@ def run_stage_notebook(stage: str, parameters: dict[str, Any], out_dir: Path, na
     """Execute the stage's notebook into ``out_dir`` and return what it glued under the stage name."""
     out = out_dir / (name or STAGE_NOTEBOOKS[stage])
     try:
-        execute_notebook(notebooks_dir() / STAGE_NOTEBOOKS[stage], out, parameters, stderr=stderr)
+        execute_notebook(notebooks_dir() / STAGE_NOTEBOOKS[stage], out, parameters, stderr=stderr, warm=True)
     except NotebookFailed as exc:
         raise StageNotebookError(f"{stage} notebook failed: {exc}") from None
     scraps = read_scraps(out)
