@@ -113,19 +113,57 @@ def _store_current(store: Store, run: RunPaths) -> None:
         store.rebuild(run.root)
 
 
-def load_index(root: Path | str, url: str | None = None,
-               tables: tuple[str, ...] = ("trials", "activity_time")) -> dict[str, pd.DataFrame]:
-    """Tables of the index (``leaf_scores`` too when asked: ~40 rows per outcome) of every run under ``root``."""
-    frames: dict[str, list[pd.DataFrame]] = {t: [] for t in tables}
-    runs = run_dirs(root)
-    check_configurations(runs)
+def _stores(runs: list[Path], url: str | None):
+    """Each run's store, its index brought up to date with its trial directories."""
     for d in runs:
         store = Store.for_run(d, url)
         _store_current(store, RunPaths(d))
+        try:
+            yield d, store
+        finally:
+            store.engine.dispose()
+
+
+def _concat(parts: list[pd.DataFrame]) -> pd.DataFrame:
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
+
+def load_index(root: Path | str, url: str | None = None,
+               tables: tuple[str, ...] = ("trials", "activity_time")) -> dict[str, pd.DataFrame]:
+    """Tables of the index (``leaf_scores`` too when asked: ~40 rows per outcome) of every run under ``root``;
+    ``stage_seconds`` is one row per trial with each stage's seconds (:meth:`.Store.stage_seconds`)."""
+    frames: dict[str, list[pd.DataFrame]] = {t: [] for t in tables}
+    runs = run_dirs(root)
+    check_configurations(runs)
+    for d, store in _stores(runs, url):
         for name in frames:
-            frames[name].append(store.frame(name, run=d.name))
-        store.engine.dispose()
-    return {k: pd.concat(v, ignore_index=True) if v else pd.DataFrame() for k, v in frames.items()}
+            frames[name].append(store.stage_seconds(d.name) if name == "stage_seconds" else
+                                store.frame(name, run=d.name))
+    return {k: _concat(v) for k, v in frames.items()}
+
+
+def sample_per_config(frame: pd.DataFrame, per_config: int | None, seed: int = 0) -> pd.DataFrame:
+    """At most ``per_config`` rows of each configuration, drawn with ``seed`` (all of them when ``per_config``
+    is None or 0): how time allocation samples trajectories (PaperBenchX samples 50 per model)."""
+    parts = [g.sample(per_config, random_state=seed) if per_config and len(g) > per_config else g
+             for _, g in frame.groupby("config", sort=True)]
+    return pd.concat(parts) if parts else frame
+
+
+def activity_sample(root: Path | str, outcomes: pd.DataFrame, per_config: int | None = 50, seed: int = 0,
+                    url: str | None = None) -> pd.DataFrame:
+    """The ``activity_time`` rows of the trajectories :func:`.metrics.time_allocation` samples (the same
+    draw), read for those trials only: at 100 attempts a run holds ~10^5 trajectories and the report
+    looks at ``per_config`` of each configuration."""
+    runs = run_dirs(root)
+    coded = _concat([store.trials_in("activity_time", d.name) for d, store in _stores(runs, url)])
+    if coded.empty:
+        return pd.DataFrame(columns=["run", "trial_id", "activity", "seconds"])
+    coded = coded.sort_values(["run", "trial_id"]).merge(outcomes[["run", "trial_id", "config"]].dropna(),
+                                                         on=["run", "trial_id"])
+    picked = sample_per_config(coded, per_config, seed)
+    return _concat([store.frame("activity_time", d.name, trial_ids=picked.loc[picked.run == d.name, "trial_id"]
+                                .tolist()) for d, store in _stores(runs, url)])
 
 
 def _latest(trials: pd.DataFrame) -> pd.DataFrame:
