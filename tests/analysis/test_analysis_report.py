@@ -108,3 +108,15 @@ def test_the_report_of_a_real_batch(demo_batch, tmp_path):
     assert scraps["configs"]["nop"]["partial"] == 0 and scraps["configs"]["oracle"]["full_rate"] == 100
     html = out.read_text()
     assert "computational chemistry" in html and "SYNTHETIC" not in html and "2 outcome(s) still await review" in html
+
+
+def test_interactive_figures_cost_the_kernel_no_iri_grammars():
+    """plotly's notebook renderer imports nbformat and so jsonschema, which compiles rfc3987_syntax's
+    grammars (~1.4 s of every interactive report) when nothing stops it."""
+    import subprocess
+    import sys
+
+    probe = ("import sys; from workbench.analysis.report import setup_plotly; setup_plotly(False); "
+             "print('nbformat' in sys.modules, sys.modules.get('rfc3987_syntax', 'absent'))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert out.stdout.split() == ["True", "None"], out.stderr

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import re
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -33,6 +34,8 @@ def setup_plotly(static: bool) -> bool:
         import plotly.io as pio
     except ImportError:
         return True
+    if "jsonschema" not in sys.modules:  # the notebook renderer imports nbformat, which needs no IRI grammars:
+        sys.modules.setdefault("rfc3987_syntax", None)  # ~1.4 s of a report (see workbench.notebooks)
     pio.renderers.default = "plotly_mimetype+notebook"
     return False
 
