@@ -1,3 +1,5 @@
+import json
+
 import pytest
 
 from tests.conftest import config, write_task
@@ -26,6 +28,15 @@ def test_index_rebuilds_from_trial_directories_without_duplicates(tmp_path):
     timings = store.frame("stage_timings")
     assert sorted(timings[timings.trial_id == "mini__nop__1"].stage) == ["replay", "review", "score", "session"]
     assert (timings.seconds >= 0).all()
+    # one row per trial, a column per stage: the same seconds as the stage rows
+    pivot = store.stage_seconds("run").set_index("trial_id")
+    stage_rows = timings.set_index(["trial_id", "stage"]).seconds
+    assert pivot.loc["mini__nop__1", "score"] == stage_rows["mini__nop__1", "score"]
+    assert len(pivot) == 2 and pivot[["session", "replay", "score", "review"]].notna().all().all()
+    # where scoring's time went, as scores.json says: the checks ran in the confined reader; no judge here
+    timing = json.loads((run / "trials/mini__oracle__1/scores.json").read_text())["timing"]
+    assert row.score_checks_seconds == timing["checks_seconds"] > 0 and row.score_other_seconds >= 0
+    assert (row.score_judge_seconds, row.judge_calls) == (0, 0)
 
 
 @pytest.mark.slow
@@ -52,6 +63,8 @@ def test_every_backend_indexes_trials_and_keeps_reviews_through_a_schema_change(
     store = Store(store_url)
     assert store.rebuild(run) == 1 and store.rebuild(run) == 1
     assert store.frame().R.tolist() == [0.75] and len(store.frame("leaf_scores")) == 4
+    assert store.trials_in("stage_timings", "run").trial_id.tolist() == ["mini__oracle__1"]
+    assert store.stage_seconds("run")[["session", "replay", "score", "review"]].notna().all().all()
     rid = store.add_review(run="run", trial_id="mini__oracle__1", task="mini", leaf_id="v2", reviewer="Ada",
                            score=1.0, previous_score=None, comment="ok")
     store.set_setting("run", "reviewers_required", "2")

@@ -45,7 +45,7 @@ log = logging.getLogger(__name__)
 
 metadata = MetaData()
 
-SCHEMA_VERSION = "7"  # of the derived index tables; a different stored version means drop and rebuild
+SCHEMA_VERSION = "8"  # of the derived index tables; a different stored version means drop and rebuild
 
 trials = Table(
     "trials", metadata,
@@ -69,6 +69,9 @@ trials = Table(
     Column("output_tokens", Integer), Column("agent_cost_usd", Float),
     Column("sota_g", Float), Column("sota_band", String(20)), Column("qa_oeq", Float), Column("qa_mcq_accuracy", Float),
     Column("judge_prompt_tokens", Integer), Column("judge_completion_tokens", Integer), Column("judge_cost_usd", Float),
+    # where the last scoring's time went (scores.json's timing): deterministic checks, judge calls, the rest
+    Column("score_checks_seconds", Float), Column("score_judge_seconds", Float), Column("score_other_seconds", Float),
+    Column("judge_calls", Integer),
     Column("started_at", String(40)), Column("finished_at", String(40)), Column("error", Text),
 )
 
@@ -140,6 +143,7 @@ def _scores_columns(scores: dict) -> dict:
     leaves = scores.get("leaves", [])
     uncounted = sum(lf["effective_weight"] for lf in leaves if lf["status"] in AWAITING)
     sota, qa = scores.get("sota") or {}, scores.get("qa") or {}
+    timing = scores.get("timing") or {}  # scored before timings were kept: NULL, not 0
     return {"R": scores.get("R"), "full": scores.get("full"), "coverage": scores.get("coverage"),
             "final": scores.get("final"), "R_upper": scores.get("R_upper"), "full_upper": scores.get("full_upper"),
             "needs_rescoring": scores.get("needs_rescoring"),
@@ -149,7 +153,9 @@ def _scores_columns(scores: dict) -> dict:
             "sota_band": sota.get("band"), "qa_oeq": qa.get("oeq_mean"), "qa_mcq_accuracy": qa.get("mcq_accuracy"),
             "judge_prompt_tokens": (scores.get("judge_usage") or {}).get("prompt_tokens"),
             "judge_completion_tokens": (scores.get("judge_usage") or {}).get("completion_tokens"),
-            "judge_cost_usd": (scores.get("judge_usage") or {}).get("cost_usd")}
+            "judge_cost_usd": (scores.get("judge_usage") or {}).get("cost_usd"),
+            "score_checks_seconds": timing.get("checks_seconds"), "score_judge_seconds": timing.get("judge_seconds"),
+            "score_other_seconds": timing.get("other_seconds"), "judge_calls": timing.get("judge_calls")}
 
 
 def _trial_rows(tp: TrialPaths) -> tuple[dict, list[dict], list[dict], list[dict]] | None:

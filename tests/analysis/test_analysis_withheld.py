@@ -147,4 +147,4 @@ def test_the_banner_lists_a_bounded_number_of_withheld_outcomes(tmp_path):
     b = banner(tmp_path / "r", o)
     assert f"{WITHHELD_LISTED + 51} outcome(s) withheld" in b  # the count is every one of them ...
     listed = b[b.index("the withheld outcomes"):].count("infrastructure error: died")
-    assert listed == WITHHELD_LISTED and f"the first {WITHHELD_LISTED} of {WITHHELD_LISTED + 51}" in b  # ... the list not
+    assert listed == WITHHELD_LISTED and f"the first {WITHHELD_LISTED} of {WITHHELD_LISTED + 51}" in b  # not the list
