@@ -31,8 +31,9 @@ def test_index_rebuilds_from_trial_directories_without_duplicates(tmp_path):
     # one row per trial, a column per stage: the same seconds as the stage rows
     pivot = store.stage_seconds("run").set_index("trial_id")
     stage_rows = timings.set_index(["trial_id", "stage"]).seconds
-    assert pivot.loc["mini__nop__1", "score"] == stage_rows["mini__nop__1", "score"]
-    assert len(pivot) == 2 and pivot[["session", "replay", "score", "review"]].notna().all().all()
+    assert pivot.loc["mini__nop__1", "score_seconds"] == stage_rows["mini__nop__1", "score"]
+    every_stage = [f"{s}_seconds" for s in ("session", "replay", "score", "review")]
+    assert len(pivot) == 2 and pivot[every_stage].notna().all().all()
     # where scoring's time went, as scores.json says: the checks ran in the confined reader; no judge here
     timing = json.loads((run / "trials/mini__oracle__1/scores.json").read_text())["timing"]
     assert row.score_checks_seconds == timing["checks_seconds"] > 0 and row.score_other_seconds >= 0
@@ -64,7 +65,7 @@ def test_every_backend_indexes_trials_and_keeps_reviews_through_a_schema_change(
     assert store.rebuild(run) == 1 and store.rebuild(run) == 1
     assert store.frame().R.tolist() == [0.75] and len(store.frame("leaf_scores")) == 4
     assert store.trials_in("stage_timings", "run").trial_id.tolist() == ["mini__oracle__1"]
-    assert store.stage_seconds("run")[["session", "replay", "score", "review"]].notna().all().all()
+    assert store.stage_seconds("run")[["session_seconds", "score_seconds", "review_seconds"]].notna().all().all()
     rid = store.add_review(run="run", trial_id="mini__oracle__1", task="mini", leaf_id="v2", reviewer="Ada",
                            score=1.0, previous_score=None, comment="ok")
     store.set_setting("run", "reviewers_required", "2")

@@ -352,12 +352,12 @@ class Store:
             return pd.read_sql(q if run is None else q.where(t.c.run == run), conn)
 
     def stage_seconds(self, run: str | None = None):
-        """One row per trial: run, trial_id and the seconds of each stage (a column per stage, NaN where not
-        recorded), pivoted by the database: four times fewer rows to read than ``stage_timings``."""
+        """One row per trial: run, trial_id and the seconds of each stage (``session_seconds`` ...; NaN where
+        not recorded), pivoted by the database: four times fewer rows to read than ``stage_timings``."""
         import pandas as pd
 
         t = stage_timings
-        per_stage = [func.max(case((t.c.stage == s, t.c.seconds))).label(s) for s in STAGES]
+        per_stage = [func.max(case((t.c.stage == s, t.c.seconds))).label(f"{s}_seconds") for s in STAGES]
         q = select(t.c.run, t.c.trial_id, *per_stage).group_by(t.c.run, t.c.trial_id)
         with self.engine.connect() as conn:
             return pd.read_sql(q if run is None else q.where(t.c.run == run), conn)

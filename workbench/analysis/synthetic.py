@@ -7,7 +7,9 @@ Each outcome's leaves pass with a probability set by the configuration's skill, 
 and the phase (validation is hardest); some outcomes are refused (with a fallback for two
 configurations), withheld by an infrastructure error, withheld for rescoring (a leaf, or a ``sota``
 task's evaluator result, withheld as after a judge or workbench failure), still pending review (with
-``R_upper``, the score if every pending leaf passed), or missing.
+``R_upper``, the score if every pending leaf passed), or missing. Each trial also gets stage timings
+and scoring's split (checks, judge calls on the task's judged leaves, the rest), drawn from a stream of
+their own: the outcomes are those of an index generated without them.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from ..errors import WorkbenchError
 from ..paths import RunPaths
 from ..rubric import is_full
 from ..run_lock import RunLock, read_run_lock, write_run_lock
-from ..store import Store, activity_time, leaf_scores, trials
+from ..store import Store, activity_time, leaf_scores, stage_timings, trials
 
 FIELDS = ["RF filters and FSS", "antennas", "photonic crystals", "metasurfaces", "quantum chemistry",
           "computational materials", "molecular docking", "single-cell omics", "genomics", "robot control",
@@ -36,11 +38,27 @@ def _sigmoid(x):
     return 1.0 / (1.0 + np.exp(-x))
 
 
+def _stage_seconds(clock, row: dict, replay_sec: float, judge_leaves: int) -> dict[str, float]:
+    """A trial's seconds per stage (and, into ``row``, where scoring's went), on the scale measured on
+    the development machine: one confined reader ~1 s, a judge call a few seconds, a notebook ~2 s."""
+    if row["status"] == "infra_error":  # the sandbox failed during the replay
+        return {"session": float(clock.uniform(600, 6000)), "replay": float(clock.uniform(1, 20))}
+    delivered = not row.get("refused") or row.get("fallback_used")
+    calls = judge_leaves + int(clock.poisson(0.5 * judge_leaves)) if delivered else 0  # + tool rounds
+    checks, judge, other = clock.uniform(0.6, 1.6), calls * clock.uniform(3, 9), clock.uniform(0.1, 0.5)
+    row.update(score_checks_seconds=float(checks), score_judge_seconds=float(judge), score_other_seconds=float(other),
+               judge_calls=calls)
+    return {"session": float(row["agent_seconds"] + clock.uniform(10, 60)),
+            "replay": float(replay_sec * clock.lognormal(0, 0.3) if delivered else clock.uniform(1, 3)),
+            "score": float(checks + judge + other + clock.uniform(1.5, 3.0)), "review": float(clock.uniform(1, 2))}
+
+
 def synthesize(run_dir: Path | str, *, configs: int = 10, tasks: int = 93, attempts: int = 1, leaves: int = 40,
                fields: int = 12, sota_tasks: int = 3, qa_tasks: int = 2, seed: int = 0,
                url: str | None = None) -> dict[str, int]:
     """Write a synthetic run (run.json + index) into ``run_dir``; returns the counts written."""
     rng = np.random.default_rng(seed)
+    clock = np.random.default_rng([seed, 1])  # stage timings: their own stream, so the outcomes stay as they were
     run = RunPaths(Path(run_dir))
     run.trials.mkdir(parents=True, exist_ok=True)
     names = [f"model-{chr(65 + i)}" if i < 26 else f"model-{i}" for i in range(configs)]
@@ -57,15 +75,22 @@ def synthesize(run_dir: Path | str, *, configs: int = 10, tasks: int = 93, attem
     weights = np.array([PHASE_SPLIT[p] / phases.count(p) for p in phases])
     weights = weights / weights.sum()
     phase_weight = {p: float(weights[[q == p for q in phases]].sum()) for p in PHASE_SPLIT}
+    replay_sec = {t: float(clock.lognormal(np.log(240), 0.9)) for t in task_ids}
+    judge_leaves = {t: min(leaves, int(clock.choice([0, 0, 2, 4, 6]))) for t in task_ids}  # the last leaves
 
     store = Store.for_run(run.root, url)
     store.rebuild(run.root)  # clears this run's rows (there are no trial directories)
-    counts = {t.name: 0 for t in (trials, leaf_scores, activity_time)}
-    trial_rows, leaf_rows, flow_rows = [], [], []
+    counts = {t.name: 0 for t in (trials, leaf_scores, activity_time, stage_timings)}
+    trial_rows, leaf_rows, flow_rows, stage_rows = [], [], [], []
 
     def flush(conn) -> None:
         """Insert the rows made so far: 100 attempts x 40 leaves is millions of leaf rows, never all in memory."""
-        for table, rows in ((trials, trial_rows), (leaf_scores, leaf_rows), (activity_time, flow_rows)):
+        for row in trial_rows:
+            stage_rows.extend({"run": row["run"], "trial_id": row["trial_id"], "stage": stage, "status": "done",
+                               "seconds": sec} for stage, sec in _stage_seconds(
+                                   clock, row, replay_sec[row["task"]], judge_leaves[row["task"]]).items())
+        for table, rows in ((trials, trial_rows), (leaf_scores, leaf_rows), (activity_time, flow_rows),
+                            (stage_timings, stage_rows)):
             cols = [c.name for c in table.columns]  # executemany needs the same keys in every row
             for i in range(0, len(rows), 20_000):
                 conn.execute(insert(table), [{c: r.get(c) for c in cols} for r in rows[i:i + 20_000]])
@@ -138,7 +163,8 @@ def synthesize(run_dir: Path | str, *, configs: int = 10, tasks: int = 93, attem
                 leaf_rows.append({"run": run.root.name, "trial_id": tid, "leaf_id": f"L{i:02d}",
                                   "phase": phases[i], "effective_weight": float(weights[i]),
                                   "score": score[i] if counted[i] else None,
-                                  "status": status[i], "method": "deterministic", "rationale": ""})
+                                  "status": status[i], "rationale": "",
+                                  "method": "judge" if i >= leaves - judge_leaves[t] else "deterministic"})
             share = rng.dirichlet([2.0, 3.0, 9.0, 4.0, 1.5])
             flow_rows += [{"run": run.root.name, "trial_id": tid, "activity": s, "seconds": float(seconds * x)}
                           for s, x in zip(ACTIVITIES, share, strict=True)]
