@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 
 from sqlalchemy import (
@@ -22,11 +23,9 @@ from sqlalchemy import (
     String,
     Table,
     Text,
-    case,
     create_engine,
     delete,
     false,
-    func,
     insert,
     inspect,
     select,
@@ -72,6 +71,9 @@ trials = Table(
     # where the last scoring's time went (scores.json's timing): deterministic checks, judge calls, the rest
     Column("score_checks_seconds", Float), Column("score_judge_seconds", Float), Column("score_other_seconds", Float),
     Column("judge_calls", Integer),
+    # seconds of each stage (trial.json, as stage_timings) and of tool-mediated agent time coded from the
+    # trajectory (the sum of its activity_time rows; NULL without one): what the report reads, in one table
+    *[Column(f"{s}_seconds", Float) for s in STAGES], Column("activity_seconds", Float),
     Column("started_at", String(40)), Column("finished_at", String(40)), Column("error", Text),
 )
 
@@ -195,8 +197,10 @@ def _trial_rows(tp: TrialPaths) -> tuple[dict, list[dict], list[dict], list[dict
     timings = [{"run": run, "trial_id": rec["id"], "stage": k, "status": v.get("status"), "seconds": v.get("seconds"),
                 "started_at": v.get("started_at"), "notebook": v.get("notebook")}
                for k, v in rec.get("stages", {}).items()]
-    activity = [{"run": run, "trial_id": rec["id"], "activity": k, "seconds": v}
-                for k, v in (allocate_file(tp.trajectory) if tp.trajectory.is_file() else {}).items()]
+    coded = allocate_file(tp.trajectory) if tp.trajectory.is_file() else {}
+    activity = [{"run": run, "trial_id": rec["id"], "activity": k, "seconds": v} for k, v in coded.items()]
+    row.update({f"{t['stage']}_seconds": t["seconds"] for t in timings if t["stage"] in STAGES},
+               activity_seconds=sum(coded.values()) if coded else None)
     return row, leaves, timings, activity
 
 
@@ -327,13 +331,17 @@ class Store:
                 leaf_evidence=leaf_evidence, created_at=datetime.now(UTC).isoformat(timespec="seconds")))
             return int(res.inserted_primary_key[0])
 
-    def frame(self, table: str = "trials", run: str | None = None, *, trial_ids: list[str] | None = None):
-        """A table of the index as a pandas DataFrame (only one run's rows when ``run`` is given, only these
-        trials' rows when ``trial_ids`` are)."""
+    def frame(self, table: str = "trials", run: str | None = None, *, columns: Sequence[str] | None = None,
+              trial_ids: Sequence[str] | None = None):
+        """A table of the index as a pandas DataFrame: only one run's rows when ``run`` is given, only these
+        trials' rows when ``trial_ids`` are, only these columns when ``columns`` are (the database reads
+        no other: at 10^5 trials every column read costs)."""
         import pandas as pd
 
         t = metadata.tables[table]
-        q = select(t) if run is None else select(t).where(t.c.run == run)
+        q = select(t) if columns is None else select(*(t.c[c] for c in columns))
+        if run is not None:
+            q = q.where(t.c.run == run)
         queries = [q]
         if trial_ids is not None:  # a few hundred ids a query: databases limit bound parameters
             queries = [q.where(t.c.trial_id.in_(trial_ids[i:i + 500])) for i in range(0, len(trial_ids), 500)]
@@ -341,23 +349,3 @@ class Store:
             parts = [pd.read_sql(x, conn) for x in queries or [q.where(false())]]
         return parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
 
-    def trials_in(self, table: str, run: str | None = None):
-        """(run, trial_id) of every trial with rows in ``table``, in that order: who has a trajectory
-        (``activity_time``) without reading every trajectory's rows."""
-        import pandas as pd
-
-        t = metadata.tables[table]
-        q = select(t.c.run, t.c.trial_id).distinct().order_by(t.c.run, t.c.trial_id)
-        with self.engine.connect() as conn:
-            return pd.read_sql(q if run is None else q.where(t.c.run == run), conn)
-
-    def stage_seconds(self, run: str | None = None):
-        """One row per trial: run, trial_id and the seconds of each stage (``session_seconds`` ...; NaN where
-        not recorded), pivoted by the database: four times fewer rows to read than ``stage_timings``."""
-        import pandas as pd
-
-        t = stage_timings
-        per_stage = [func.max(case((t.c.stage == s, t.c.seconds))).label(f"{s}_seconds") for s in STAGES]
-        q = select(t.c.run, t.c.trial_id, *per_stage).group_by(t.c.run, t.c.trial_id)
-        with self.engine.connect() as conn:
-            return pd.read_sql(q if run is None else q.where(t.c.run == run), conn)

@@ -131,22 +131,20 @@ def test_sota_and_qa_summaries():
 
 
 def test_time_per_stage_is_the_median_of_each_part_over_the_trials_that_recorded_it():
-    def scored(task, checks, judge, other, calls):
-        return _trial("A", task, 0.5, score_checks_seconds=checks, score_judge_seconds=judge,
-                      score_other_seconds=other, judge_calls=calls)
+    stages = ("session_seconds", "replay_seconds", "score_seconds", "review_seconds")
+    split = ("score_checks_seconds", "score_judge_seconds", "score_other_seconds", "judge_calls")
+
+    def scored(task, times, parts):
+        return _trial("A", task, 0.5, **dict(zip(stages, times, strict=True)), **dict(zip(split, parts, strict=True)))
 
     timed = frames.outcomes(pd.DataFrame([
-        scored("t1", 1.0, 10.0, 0.2, 2), scored("t2", 2.0, 30.0, 0.4, 4),
+        scored("t1", (100.0, 10.0, 15.0, 1.0), (1.0, 10.0, 0.2, 2)),
+        scored("t2", (300.0, 30.0, 35.0, 2.0), (2.0, 30.0, 0.4, 4)),
         _trial("B", "t1", 0.3, refused=True),  # scored before timings were kept; B t2 never ran
-        _trial("C", "t1", None, status="infra_error"),  # withheld, but its session and replay took time
+        # withheld, but its session and replay took time
+        _trial("C", "t1", None, status="infra_error", session_seconds=50.0, replay_seconds=5.0),
     ]))
-    stages = pd.DataFrame([
-        {"run": "r", "trial_id": "t1__A__1", "session_seconds": 100.0, "replay_seconds": 10.0, "score_seconds": 15.0,
-         "review_seconds": 1.0},
-        {"run": "r", "trial_id": "t2__A__1", "session_seconds": 300.0, "replay_seconds": 30.0, "score_seconds": 35.0,
-         "review_seconds": 2.0},
-        {"run": "r", "trial_id": "t1__C__1", "session_seconds": 50.0, "replay_seconds": 5.0}])
-    t = metrics.time_per_stage(timed, stages).set_index("config")
+    t = metrics.time_per_stage(timed).set_index("config")
     assert t.loc["A"].tolist() == [2, 200.0, 20.0, 25.0, 1.5, 20.0, pytest.approx(0.3), 1.5, 3.0]
     assert t.loc["B", "trials"] == 1 and t.loc["B"].drop("trials").isna().all()  # not recorded is not 0
     assert t.loc["C", ["trials", "session", "replay"]].tolist() == [1, 50.0, 5.0] and np.isnan(t.loc["C", "scoring"])

@@ -45,6 +45,13 @@ COUNTED_STATES = ("final", "provisional", "refused", "missing", "unfinished")
 WITHHELD_STATES = ("infra_error", "needs_rescoring")
 ZERO_STATES = ("refused", "missing", "unfinished")  # count 0 (PaperBenchX §4.1)
 MODE_RESULTS = ("sota_g", "sota_band", "qa_oeq", "qa_mcq_accuracy")
+# the trials columns :func:`outcomes` and the report's metrics read: a report reads these and no other
+ANALYSED = {"trials": (
+    "run", "trial_id", "task", "field", "domain", "scoring", "config", "agent", "model", "attempt", "status",
+    "refused", "fallback_used", "R", "full", "final", "R_upper", "full_upper", "needs_rescoring", *PHASE_SHARES,
+    "uncounted_weight", "turns", "agent_seconds", "input_tokens", "output_tokens", "agent_cost_usd", *MODE_RESULTS,
+    "session_seconds", "replay_seconds", "score_seconds", "review_seconds", "score_checks_seconds",
+    "score_judge_seconds", "score_other_seconds", "judge_calls", "activity_seconds", "finished_at", "error")}
 
 
 def _is_run(run: RunPaths) -> bool:
@@ -128,17 +135,16 @@ def _concat(parts: list[pd.DataFrame]) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
-def load_index(root: Path | str, url: str | None = None,
-               tables: tuple[str, ...] = ("trials", "activity_time")) -> dict[str, pd.DataFrame]:
+def load_index(root: Path | str, url: str | None = None, tables: tuple[str, ...] = ("trials", "activity_time"),
+               columns: dict[str, tuple[str, ...]] | None = None) -> dict[str, pd.DataFrame]:
     """Tables of the index (``leaf_scores`` too when asked: ~40 rows per outcome) of every run under ``root``;
-    ``stage_seconds`` is one row per trial with each stage's seconds (:meth:`.Store.stage_seconds`)."""
+    ``columns`` names the only columns to read of some tables (the report reads :data:`ANALYSED`)."""
     frames: dict[str, list[pd.DataFrame]] = {t: [] for t in tables}
     runs = run_dirs(root)
     check_configurations(runs)
     for d, store in _stores(runs, url):
         for name in frames:
-            frames[name].append(store.stage_seconds(d.name) if name == "stage_seconds" else
-                                store.frame(name, run=d.name))
+            frames[name].append(store.frame(name, run=d.name, columns=(columns or {}).get(name)))
     return {k: _concat(v) for k, v in frames.items()}
 
 
@@ -153,17 +159,14 @@ def sample_per_config(frame: pd.DataFrame, per_config: int | None, seed: int = 0
 def activity_sample(root: Path | str, outcomes: pd.DataFrame, per_config: int | None = 50, seed: int = 0,
                     url: str | None = None) -> pd.DataFrame:
     """The ``activity_time`` rows of the trajectories :func:`.metrics.time_allocation` samples (the same
-    draw), read for those trials only: at 100 attempts a run holds ~10^5 trajectories and the report
-    looks at ``per_config`` of each configuration."""
-    runs = run_dirs(root)
-    coded = _concat([store.trials_in("activity_time", d.name) for d, store in _stores(runs, url)])
-    if coded.empty:
-        return pd.DataFrame(columns=["run", "trial_id", "activity", "seconds"])
-    coded = coded.sort_values(["run", "trial_id"]).merge(outcomes[["run", "trial_id", "config"]].dropna(),
-                                                         on=["run", "trial_id"])
+    draw, from the trials with coded activity: ``activity_seconds`` set), read for those trials only: at
+    100 attempts a study holds ~10^5 trajectories and the report looks at ``per_config`` of each."""
+    coded = outcomes.loc[outcomes["activity_seconds"].notna() & outcomes["trial_id"].notna(),
+                         ["run", "trial_id", "config"]].sort_values(["run", "trial_id"])
     picked = sample_per_config(coded, per_config, seed)
-    return _concat([store.frame("activity_time", d.name, trial_ids=picked.loc[picked.run == d.name, "trial_id"]
-                                .tolist()) for d, store in _stores(runs, url)])
+    rows = [store.frame("activity_time", d.name, trial_ids=picked.loc[picked.run == d.name, "trial_id"].tolist())
+            for d, store in _stores(run_dirs(root), url)]
+    return _concat(rows) if rows else pd.DataFrame(columns=["run", "trial_id", "activity", "seconds"])
 
 
 def _latest(trials: pd.DataFrame) -> pd.DataFrame:

@@ -152,30 +152,24 @@ def time_allocation(o: pd.DataFrame, activity: pd.DataFrame, per_config: int | N
     return pd.DataFrame(rows)
 
 
-# where a trial's time goes: stage seconds (Store.stage_seconds) and scoring's split (scores.json's timing)
-STAGE_TIME = {"session_seconds": "session", "replay_seconds": "replay", "score_seconds": "scoring"}
-SCORING_TIME = {"score_checks_seconds": "checks", "score_judge_seconds": "judge", "score_other_seconds": "other"}
-TRIAL_TIME = {**STAGE_TIME, **SCORING_TIME, "review_seconds": "review", "judge_calls": "judge calls"}
+# where a trial's time goes (index columns): stage seconds (trial.json) and scoring's split (scores.json's timing)
+TRIAL_TIME = {"session_seconds": "session", "replay_seconds": "replay", "score_seconds": "scoring",
+              "score_checks_seconds": "checks", "score_judge_seconds": "judge", "score_other_seconds": "other",
+              "review_seconds": "review", "judge_calls": "judge calls"}
 
 
-def time_per_stage(o: pd.DataFrame, stages: pd.DataFrame) -> pd.DataFrame:
+def time_per_stage(o: pd.DataFrame) -> pd.DataFrame:
     """Per configuration, where a trial's time goes: the median seconds of each stage (session: the agent
-    at work; replay; scoring; review) from ``stages`` (:meth:`.Store.stage_seconds`), of scoring's
-    deterministic checks, judge and the rest as scores.json splits them (the scoring stage also holds
-    what the engine adds: a kernel, loading the task), and the median judge calls. Every trial counts,
-    withheld ones too (their time was spent); a trial that never reached a stage, or was scored before
-    timings were kept, is left out of that column's median, never counted as 0."""
-    columns = ["config", "trials", *TRIAL_TIME.values()]
-    if "trial_id" not in o:
-        return pd.DataFrame(columns=columns)
-    t = o.loc[o["trial_id"].notna(), ["run", "trial_id", "config", *[c for c in TRIAL_TIME if c in o]]]
-    if len(stages):
-        t = t.merge(stages[["run", "trial_id", *[c for c in TRIAL_TIME if c in stages]]], on=["run", "trial_id"],
-                    how="left")
+    at work; replay; scoring; review), of scoring's deterministic checks, judge and the rest as scores.json
+    splits them (the scoring stage also holds what the engine adds: a kernel, loading the task), and the
+    median judge calls. Every trial counts, withheld ones too (their time was spent); a trial that never
+    reached a stage, or was scored before timings were kept, is left out of that column's median, never
+    counted as 0."""
+    t = o[o["trial_id"].notna()] if "trial_id" in o else o.iloc[:0]
     t = t.assign(**{c: np.nan for c in TRIAL_TIME if c not in t})
     rows = [{"config": cfg, "trials": len(g), **{label: g[c].astype(float).median() for c, label in TRIAL_TIME.items()}}
             for cfg, g in t.groupby("config", sort=True)]
-    return pd.DataFrame(rows, columns=columns)
+    return pd.DataFrame(rows, columns=["config", "trials", *TRIAL_TIME.values()])
 
 
 SOTA_COLUMNS = ["config", "outcomes", "surpass_rate", "match_rate", "at_least_match_rate", "reproduce_rate",

@@ -86,9 +86,10 @@ def synthesize(run_dir: Path | str, *, configs: int = 10, tasks: int = 93, attem
     def flush(conn) -> None:
         """Insert the rows made so far: 100 attempts x 40 leaves is millions of leaf rows, never all in memory."""
         for row in trial_rows:
+            stages = _stage_seconds(clock, row, replay_sec[row["task"]], judge_leaves[row["task"]])
+            row.update({f"{stage}_seconds": sec for stage, sec in stages.items()})
             stage_rows.extend({"run": row["run"], "trial_id": row["trial_id"], "stage": stage, "status": "done",
-                               "seconds": sec} for stage, sec in _stage_seconds(
-                                   clock, row, replay_sec[row["task"]], judge_leaves[row["task"]]).items())
+                               "seconds": sec} for stage, sec in stages.items())
         for table, rows in ((trials, trial_rows), (leaf_scores, leaf_rows), (activity_time, flow_rows),
                             (stage_timings, stage_rows)):
             cols = [c.name for c in table.columns]  # executemany needs the same keys in every row
@@ -147,7 +148,8 @@ def synthesize(run_dir: Path | str, *, configs: int = 10, tasks: int = 93, attem
                    "validation_earned": earned["validation"],
                    **{f"{p}_share": earned[p] / phase_weight[p] for p in PHASE_SPLIT},
                    "uncounted_weight": float((weights * ~counted).sum()), "turns": turns,
-                   "agent_seconds": seconds, "input_tokens": int(turns * rng.uniform(8e3, 2e4)),
+                   "agent_seconds": seconds, "activity_seconds": seconds,  # the activity rows below add up to it
+                   "input_tokens": int(turns * rng.uniform(8e3, 2e4)),
                    "output_tokens": int(turns * rng.uniform(300, 900)),
                    "agent_cost_usd": round(turns * rng.uniform(0.01, 0.05), 4),
                    "finished_at": "2026-11-01T06:00:00+00:00"}
