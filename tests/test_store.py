@@ -97,3 +97,21 @@ def test_a_postgresql_url_without_a_driver_uses_psycopg():
 
     assert _with_driver("postgresql://u@h/db") == "postgresql+psycopg://u@h/db"
     assert _with_driver("sqlite:///x.db") == "sqlite:///x.db"
+
+
+def test_a_table_read_in_parts_is_the_table_read_at_once(tmp_path, monkeypatch):
+    """Reads convert a few rows at a time (memory); a part where a column is all NULL (here the sota
+    results, only on the first tasks) must not change that column's type."""
+    import pandas as pd
+
+    from workbench import store as store_mod
+    from workbench.analysis.synthetic import synthesize
+
+    synthesize(tmp_path / "run", configs=2, tasks=6, attempts=2, leaves=6, fields=2, seed=4)
+    store = Store.for_run(tmp_path / "run")
+    whole = store.frame("trials", "run")
+    monkeypatch.setattr(store_mod, "READ_ROWS", 6)
+    parts = store.frame("trials", "run")
+    assert whole.sota_g.dtype == float and whole.sota_g.notna().any()
+    assert any(whole.sota_g.iloc[i:i + 6].isna().all() for i in range(0, len(whole), 6))  # a part without any
+    pd.testing.assert_frame_equal(parts, whole)

@@ -44,6 +44,7 @@ log = logging.getLogger(__name__)
 
 metadata = MetaData()
 
+READ_ROWS = 20_000  # rows converted at a time: 10^5 trials are never all held as Python row objects
 SCHEMA_VERSION = "8"  # of the derived index tables; a different stored version means drop and rebuild
 
 trials = Table(
@@ -346,6 +347,7 @@ class Store:
         if trial_ids is not None:  # a few hundred ids a query: databases limit bound parameters
             queries = [q.where(t.c.trial_id.in_(trial_ids[i:i + 500])) for i in range(0, len(trial_ids), 500)]
         with self.engine.connect() as conn:
-            parts = [pd.read_sql(x, conn) for x in queries or [q.where(false())]]
-        return parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
+            parts = [part for x in queries or [q.where(false())] for part in pd.read_sql(x, conn, chunksize=READ_ROWS)]
+        # a column all NULL in one part is of another type there: infer it again over the whole
+        return parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True).infer_objects()
 
