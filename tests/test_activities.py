@@ -62,3 +62,4 @@ def test_the_index_holds_activity_time_and_task_fields(tmp_path):
     spent = dict(zip(wf.activity, wf.seconds, strict=True))
     assert spent["native_execution"] == pytest.approx(12.0, abs=0.5)  # the oracle's own copy step is uncoded
     assert set(spent) <= {"native_execution", "uncoded"}
+    assert row.activity_seconds == pytest.approx(sum(spent.values()))  # the trial's row says it has a trajectory

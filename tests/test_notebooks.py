@@ -74,7 +74,7 @@ def test_executed_notebooks_export_to_html(demo_batch, tmp_path):
 
 
 def _comparable(scores: dict) -> dict:
-    return {k: v for k, v in scores.items() if k != "scored_at"}
+    return {k: v for k, v in scores.items() if k not in ("scored_at", "timing")}  # when, and how long it took
 
 
 @pytest.mark.slow
@@ -98,6 +98,7 @@ def test_both_engines_agree_on_the_demo_task(demo_batch, demo_oracle_inline):
     # the demo's log prints timings, so only the evidence digest may differ
     for s in (inline, paper):
         s.pop("scored_at")
+        s.pop("timing")
         s["fingerprint"] = {k: v for k, v in s["fingerprint"].items() if k not in ("evidence", "digest")}
         s.pop("evidence_digest")
         for lf in s["leaves"]:  # leaves reading the log: their evidence digest follows it

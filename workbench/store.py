@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 
 from sqlalchemy import (
@@ -24,6 +25,7 @@ from sqlalchemy import (
     Text,
     create_engine,
     delete,
+    false,
     insert,
     inspect,
     select,
@@ -36,12 +38,14 @@ from .paths import RunPaths, TrialPaths
 from .rubric.phases import PHASES
 from .scoring.results import AWAITING
 from .session_records import read_usage
+from .trial_record import STAGES
 
 log = logging.getLogger(__name__)
 
 metadata = MetaData()
 
-SCHEMA_VERSION = "7"  # of the derived index tables; a different stored version means drop and rebuild
+READ_ROWS = 20_000  # rows converted at a time: 10^5 trials are never all held as Python row objects
+SCHEMA_VERSION = "8"  # of the derived index tables; a different stored version means drop and rebuild
 
 trials = Table(
     "trials", metadata,
@@ -65,6 +69,12 @@ trials = Table(
     Column("output_tokens", Integer), Column("agent_cost_usd", Float),
     Column("sota_g", Float), Column("sota_band", String(20)), Column("qa_oeq", Float), Column("qa_mcq_accuracy", Float),
     Column("judge_prompt_tokens", Integer), Column("judge_completion_tokens", Integer), Column("judge_cost_usd", Float),
+    # where the last scoring's time went (scores.json's timing): deterministic checks, judge calls, the rest
+    Column("score_checks_seconds", Float), Column("score_judge_seconds", Float), Column("score_other_seconds", Float),
+    Column("judge_calls", Integer),
+    # seconds of each stage (trial.json, as stage_timings) and of tool-mediated agent time coded from the
+    # trajectory (the sum of its activity_time rows; NULL without one): what the report reads, in one table
+    *[Column(f"{s}_seconds", Float) for s in STAGES], Column("activity_seconds", Float),
     Column("started_at", String(40)), Column("finished_at", String(40)), Column("error", Text),
 )
 
@@ -136,6 +146,7 @@ def _scores_columns(scores: dict) -> dict:
     leaves = scores.get("leaves", [])
     uncounted = sum(lf["effective_weight"] for lf in leaves if lf["status"] in AWAITING)
     sota, qa = scores.get("sota") or {}, scores.get("qa") or {}
+    timing = scores.get("timing") or {}  # scored before timings were kept: NULL, not 0
     return {"R": scores.get("R"), "full": scores.get("full"), "coverage": scores.get("coverage"),
             "final": scores.get("final"), "R_upper": scores.get("R_upper"), "full_upper": scores.get("full_upper"),
             "needs_rescoring": scores.get("needs_rescoring"),
@@ -145,7 +156,9 @@ def _scores_columns(scores: dict) -> dict:
             "sota_band": sota.get("band"), "qa_oeq": qa.get("oeq_mean"), "qa_mcq_accuracy": qa.get("mcq_accuracy"),
             "judge_prompt_tokens": (scores.get("judge_usage") or {}).get("prompt_tokens"),
             "judge_completion_tokens": (scores.get("judge_usage") or {}).get("completion_tokens"),
-            "judge_cost_usd": (scores.get("judge_usage") or {}).get("cost_usd")}
+            "judge_cost_usd": (scores.get("judge_usage") or {}).get("cost_usd"),
+            "score_checks_seconds": timing.get("checks_seconds"), "score_judge_seconds": timing.get("judge_seconds"),
+            "score_other_seconds": timing.get("other_seconds"), "judge_calls": timing.get("judge_calls")}
 
 
 def _trial_rows(tp: TrialPaths) -> tuple[dict, list[dict], list[dict], list[dict]] | None:
@@ -185,8 +198,10 @@ def _trial_rows(tp: TrialPaths) -> tuple[dict, list[dict], list[dict], list[dict
     timings = [{"run": run, "trial_id": rec["id"], "stage": k, "status": v.get("status"), "seconds": v.get("seconds"),
                 "started_at": v.get("started_at"), "notebook": v.get("notebook")}
                for k, v in rec.get("stages", {}).items()]
-    activity = [{"run": run, "trial_id": rec["id"], "activity": k, "seconds": v}
-                for k, v in (allocate_file(tp.trajectory) if tp.trajectory.is_file() else {}).items()]
+    coded = allocate_file(tp.trajectory) if tp.trajectory.is_file() else {}
+    activity = [{"run": run, "trial_id": rec["id"], "activity": k, "seconds": v} for k, v in coded.items()]
+    row.update({f"{t['stage']}_seconds": t["seconds"] for t in timings if t["stage"] in STAGES},
+               activity_seconds=sum(coded.values()) if coded else None)
     return row, leaves, timings, activity
 
 
@@ -317,11 +332,22 @@ class Store:
                 leaf_evidence=leaf_evidence, created_at=datetime.now(UTC).isoformat(timespec="seconds")))
             return int(res.inserted_primary_key[0])
 
-    def frame(self, table: str = "trials", run: str | None = None):
-        """A table of the index as a pandas DataFrame (only one run's rows when ``run`` is given)."""
+    def frame(self, table: str = "trials", run: str | None = None, *, columns: Sequence[str] | None = None,
+              trial_ids: Sequence[str] | None = None):
+        """A table of the index as a pandas DataFrame: only one run's rows when ``run`` is given, only these
+        trials' rows when ``trial_ids`` are, only these columns when ``columns`` are (the database reads
+        no other: at 10^5 trials every column read costs)."""
         import pandas as pd
 
         t = metadata.tables[table]
-        q = select(t) if run is None else select(t).where(t.c.run == run)
+        q = select(t) if columns is None else select(*(t.c[c] for c in columns))
+        if run is not None:
+            q = q.where(t.c.run == run)
+        queries = [q]
+        if trial_ids is not None:  # a few hundred ids a query: databases limit bound parameters
+            queries = [q.where(t.c.trial_id.in_(trial_ids[i:i + 500])) for i in range(0, len(trial_ids), 500)]
         with self.engine.connect() as conn:
-            return pd.read_sql(q, conn)
+            parts = [part for x in queries or [q.where(false())] for part in pd.read_sql(x, conn, chunksize=READ_ROWS)]
+        # a column all NULL in one part is of another type there: infer it again over the whole
+        return parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True).infer_objects()
+

@@ -128,3 +128,25 @@ def test_sota_and_qa_summaries():
                       _trial("A", "t2", 1.0, scoring="qa", qa_oeq=2.0, qa_mcq_accuracy=1.0)])
     qs = metrics.qa_summary(frames.outcomes(q)).set_index("config").loc["A"]
     assert qs.oeq_mean == 3.0 and qs.mcq_accuracy == 75.0
+
+
+def test_time_per_stage_is_the_median_of_each_part_over_the_trials_that_recorded_it():
+    stages = ("session_seconds", "replay_seconds", "score_seconds", "review_seconds")
+    split = ("score_checks_seconds", "score_judge_seconds", "score_other_seconds", "judge_calls")
+
+    def scored(task, times, parts):
+        return _trial("A", task, 0.5, **dict(zip(stages, times, strict=True)), **dict(zip(split, parts, strict=True)))
+
+    timed = frames.outcomes(pd.DataFrame([
+        scored("t1", (100.0, 10.0, 15.0, 1.0), (1.0, 10.0, 0.2, 2)),
+        scored("t2", (300.0, 30.0, 35.0, 2.0), (2.0, 30.0, 0.4, 4)),
+        _trial("B", "t1", 0.3, refused=True),  # scored before timings were kept; B t2 never ran
+        # withheld, but its session and replay took time
+        _trial("C", "t1", None, status="infra_error", session_seconds=50.0, replay_seconds=5.0),
+    ]))
+    t = metrics.time_per_stage(timed).set_index("config")
+    assert t.loc["A"].tolist() == [2, 200.0, 20.0, 25.0, 1.5, 20.0, pytest.approx(0.3), 1.5, 3.0]
+    assert t.loc["B", "trials"] == 1 and t.loc["B"].drop("trials").isna().all()  # not recorded is not 0
+    assert t.loc["C", ["trials", "session", "replay"]].tolist() == [1, 50.0, 5.0] and np.isnan(t.loc["C", "scoring"])
+    assert list(t.columns) == ["trials", "session", "replay", "scoring", "checks", "judge", "other", "review",
+                               "judge calls"]

@@ -56,6 +56,10 @@ def test_the_report_is_built_from_an_executed_notebook(report):
     assert f"{withheld} outcome(s) withheld" in html and len(scraps["withheld"]) == withheld
     assert all(f"<td>{trial}</td>" in html for trial in scraps["withheld"])  # each one listed
     assert re.search(r"<td>\d+\.\d\d \[\d+\.\d\d, \d+\.\d\d\]</td>", html)  # provisional bounds in Table 2
+    time = scraps["time"]  # where a trial's time goes, scoring split into checks, judge and the rest
+    assert "Where a trial&#39;s time goes" in html or "Where a trial's time goes" in html
+    assert len(time) == 10 and all(t["checks"] > 0 and t["judge calls"] >= 0 and t["scoring"] > t["checks"]
+                                   for t in time.values())
 
 
 def test_a_static_report_is_small_and_needs_no_javascript(study, tmp_path):
@@ -106,5 +110,20 @@ def test_the_report_of_a_real_batch(demo_batch, tmp_path):
     # (no PySCF process wrote anything) zero every other leaf, the pending ones included
     assert scraps["outcomes"] == 4 and scraps["states"] == {"final": 2, "provisional": 2}
     assert scraps["configs"]["nop"]["partial"] == 0 and scraps["configs"]["oracle"]["full_rate"] == 100
+    oracle = scraps["time"]["oracle"]  # from the trials' own scores.json and stage timings
+    assert oracle["checks"] > 0 and oracle["scoring"] >= oracle["checks"] and oracle["judge calls"] == 0
+    assert oracle["session"] > 0 and oracle["replay"] > 0
     html = out.read_text()
     assert "computational chemistry" in html and "SYNTHETIC" not in html and "2 outcome(s) still await review" in html
+
+
+def test_interactive_figures_cost_the_kernel_no_iri_grammars():
+    """plotly's notebook renderer imports nbformat and so jsonschema, which compiles rfc3987_syntax's
+    grammars (~1.4 s of every interactive report) when nothing stops it."""
+    import subprocess
+    import sys
+
+    probe = ("import sys; from workbench.analysis.report import setup_plotly; setup_plotly(False); "
+             "print('nbformat' in sys.modules, sys.modules.get('rfc3987_syntax', 'absent'))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert out.stdout.split() == ["True", "None"], out.stderr

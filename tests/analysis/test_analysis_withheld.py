@@ -135,3 +135,16 @@ def test_the_banner_counts_and_lists_withheld_outcomes(tmp_path):
     listed = [r for r in (_cells(tr) for tr in re.findall(r"<tr>(.*?)</tr>", withheld, flags=re.S)) if r]
     assert [r[:4] for r in listed] == [["C", "t1", "1", "r"], ["D", "t1", "1", "r"]]
     assert listed[0][4] == "t1__C__1" and "&lt;b&gt;sandbox&lt;/b&gt; died" in listed[0][5]  # escaped
+
+
+def test_the_banner_lists_a_bounded_number_of_withheld_outcomes(tmp_path):
+    from workbench.analysis.report import WITHHELD_LISTED
+
+    (tmp_path / "r" / "trials").mkdir(parents=True)
+    crashes = [_trial("C", "t1", None, status="infra_error", attempt=i, trial_id=f"t1__C__{i}", error="died")
+               for i in range(1, WITHHELD_LISTED + 51)]
+    o = frames.outcomes(pd.concat([STUDY, pd.DataFrame(crashes)], ignore_index=True))
+    b = banner(tmp_path / "r", o)
+    assert f"{WITHHELD_LISTED + 51} outcome(s) withheld" in b  # the count is every one of them ...
+    listed = b[b.index("the withheld outcomes"):].count("infrastructure error: died")
+    assert listed == WITHHELD_LISTED and f"the first {WITHHELD_LISTED} of {WITHHELD_LISTED + 51}" in b  # not the list

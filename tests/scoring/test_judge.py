@@ -79,6 +79,20 @@ def test_verdicts_are_scored_recorded_and_reused_without_calls(judged_trial):
     assert "The reference value is 42" in json.dumps(record.transcript)  # private context reached the judge
 
 
+def test_scores_json_says_where_the_scorings_time_went_and_the_fingerprint_does_not(judged_trial):
+    task, trial = judged_trial
+    with ScriptedServer([slow(0.4, verdict(1)), slow(0.4, verdict(0.5))]) as server:
+        first = score_trial(task, trial, judge=settings(server))
+        again = score_trial(task, trial, judge=settings(server))  # verdicts reused from the judge records
+    t = first.timing
+    assert t.judge_calls == 2 and t.judge_seconds >= 0.8  # two slow replies
+    assert t.checks_seconds > 0 and t.other_seconds >= 0  # D1's check ran in the confined reader
+    assert t.seconds == pytest.approx(t.checks_seconds + t.judge_seconds + t.other_seconds, abs=0.002)
+    assert again.timing.judge_calls == 0 and again.timing.judge_seconds < 0.4
+    assert again.fingerprint == first.fingerprint and again.R == first.R
+    assert json.loads((trial / "scores.json").read_text())["timing"]["judge_calls"] == 0
+
+
 def test_a_malformed_judge_record_is_judged_again_with_a_warning_and_an_old_one_still_serves(judged_trial, caplog):
     from workbench.displays import judge_audit
 

@@ -45,6 +45,13 @@ COUNTED_STATES = ("final", "provisional", "refused", "missing", "unfinished")
 WITHHELD_STATES = ("infra_error", "needs_rescoring")
 ZERO_STATES = ("refused", "missing", "unfinished")  # count 0 (PaperBenchX §4.1)
 MODE_RESULTS = ("sota_g", "sota_band", "qa_oeq", "qa_mcq_accuracy")
+# the trials columns :func:`outcomes` and the report's metrics read: a report reads these and no other
+ANALYSED = {"trials": (
+    "run", "trial_id", "task", "field", "domain", "scoring", "config", "agent", "model", "attempt", "status",
+    "refused", "fallback_used", "R", "full", "final", "R_upper", "full_upper", "needs_rescoring", *PHASE_SHARES,
+    "uncounted_weight", "turns", "agent_seconds", "input_tokens", "output_tokens", "agent_cost_usd", *MODE_RESULTS,
+    "session_seconds", "replay_seconds", "score_seconds", "review_seconds", "score_checks_seconds",
+    "score_judge_seconds", "score_other_seconds", "judge_calls", "activity_seconds", "finished_at", "error")}
 
 
 def _is_run(run: RunPaths) -> bool:
@@ -113,19 +120,53 @@ def _store_current(store: Store, run: RunPaths) -> None:
         store.rebuild(run.root)
 
 
-def load_index(root: Path | str, url: str | None = None,
-               tables: tuple[str, ...] = ("trials", "activity_time")) -> dict[str, pd.DataFrame]:
-    """Tables of the index (``leaf_scores`` too when asked: ~40 rows per outcome) of every run under ``root``."""
-    frames: dict[str, list[pd.DataFrame]] = {t: [] for t in tables}
-    runs = run_dirs(root)
-    check_configurations(runs)
+def _stores(runs: list[Path], url: str | None):
+    """Each run's store, its index brought up to date with its trial directories."""
     for d in runs:
         store = Store.for_run(d, url)
         _store_current(store, RunPaths(d))
+        try:
+            yield d, store
+        finally:
+            store.engine.dispose()
+
+
+def _concat(parts: list[pd.DataFrame]) -> pd.DataFrame:
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
+
+def load_index(root: Path | str, url: str | None = None, tables: tuple[str, ...] = ("trials", "activity_time"),
+               columns: dict[str, tuple[str, ...]] | None = None) -> dict[str, pd.DataFrame]:
+    """Tables of the index (``leaf_scores`` too when asked: ~40 rows per outcome) of every run under ``root``;
+    ``columns`` names the only columns to read of some tables (the report reads :data:`ANALYSED`)."""
+    frames: dict[str, list[pd.DataFrame]] = {t: [] for t in tables}
+    runs = run_dirs(root)
+    check_configurations(runs)
+    for d, store in _stores(runs, url):
         for name in frames:
-            frames[name].append(store.frame(name, run=d.name))
-        store.engine.dispose()
-    return {k: pd.concat(v, ignore_index=True) if v else pd.DataFrame() for k, v in frames.items()}
+            frames[name].append(store.frame(name, run=d.name, columns=(columns or {}).get(name)))
+    return {k: _concat(v) for k, v in frames.items()}
+
+
+def sample_per_config(frame: pd.DataFrame, per_config: int | None, seed: int = 0) -> pd.DataFrame:
+    """At most ``per_config`` rows of each configuration, drawn with ``seed`` (all of them when ``per_config``
+    is None or 0): how time allocation samples trajectories (PaperBenchX samples 50 per model)."""
+    parts = [g.sample(per_config, random_state=seed) if per_config and len(g) > per_config else g
+             for _, g in frame.groupby("config", sort=True)]
+    return pd.concat(parts) if parts else frame
+
+
+def activity_sample(root: Path | str, outcomes: pd.DataFrame, per_config: int | None = 50, seed: int = 0,
+                    url: str | None = None) -> pd.DataFrame:
+    """The ``activity_time`` rows of the trajectories :func:`.metrics.time_allocation` samples (the same
+    draw, from the trials with coded activity: ``activity_seconds`` set), read for those trials only: at
+    100 attempts a study holds ~10^5 trajectories and the report looks at ``per_config`` of each."""
+    coded = outcomes.loc[outcomes["activity_seconds"].notna() & outcomes["trial_id"].notna(),
+                         ["run", "trial_id", "config"]].sort_values(["run", "trial_id"])
+    picked = sample_per_config(coded, per_config, seed)
+    rows = [store.frame("activity_time", d.name, trial_ids=picked.loc[picked.run == d.name, "trial_id"].tolist())
+            for d, store in _stores(run_dirs(root), url)]
+    return _concat(rows) if rows else pd.DataFrame(columns=["run", "trial_id", "activity", "seconds"])
 
 
 def _latest(trials: pd.DataFrame) -> pd.DataFrame:
@@ -140,23 +181,26 @@ def _true(x) -> bool:
 
 def _flag(values: pd.Series) -> pd.Series:
     """Stored booleans (bools, 0/1 from SQL, None/NaN where not stored) as a nullable boolean series."""
-    return values.map(lambda x: pd.NA if x is None or (isinstance(x, float) and np.isnan(x)) else bool(x)
-                      ).astype("boolean")
+    unset = values.isna()
+    return pd.Series(values.where(~unset, False).to_numpy(dtype=object).astype(bool), index=values.index,
+                     dtype="boolean").mask(unset)
 
 
-def _state(row) -> str:
-    status = row["status"]
-    if not isinstance(status, str):
-        return "missing"
-    if status in ("running", "interrupted"):
-        return "unfinished"
-    if status == "infra_error":
-        return "infra_error"
-    if _true(row["refused"]) and not isinstance(row["fallback_used"], str):
-        return "refused"  # the model's own doing: 0 whatever the scorer could not finish
-    if _true(row["needs_rescoring"]):
-        return "needs_rescoring"
-    return "final" if _true(row["final"]) else "provisional"
+def _states(o: pd.DataFrame) -> pd.Series:
+    """Each outcome's state (the table above), decided for all rows at once: a report reads ~10^5 of them."""
+    status = o["status"]
+    known = status.map(lambda s: isinstance(s, str))
+    is_true = {c: _flag(o[c]).fillna(False).to_numpy(dtype=bool) for c in ("refused", "needs_rescoring", "final")}
+    no_fallback = ~o["fallback_used"].map(lambda s: isinstance(s, str)).to_numpy(dtype=bool)
+    rules = [  # first match wins
+        (~known.to_numpy(dtype=bool), "missing"),
+        (status.isin(["running", "interrupted"]).to_numpy(), "unfinished"),
+        ((status == "infra_error").to_numpy(), "infra_error"),
+        (is_true["refused"] & no_fallback, "refused"),  # the model's own doing: 0 whatever the scorer could not finish
+        (is_true["needs_rescoring"], "needs_rescoring"),
+        (is_true["final"], "final"),
+    ]
+    return pd.Series(np.select([m for m, _ in rules], [s for _, s in rules], "provisional"), index=o.index)
 
 
 # columns an older index (or a hand-made frame) may lack; read as "not stored"
@@ -183,7 +227,7 @@ def outcomes(trials: pd.DataFrame) -> pd.DataFrame:
         known = t.dropna(subset=[col]).drop_duplicates(key).set_index(key)[col]
         o[col] = o[col].fillna(o[key].map(known)) if col in o else o[key].map(known)
     o["field"] = o["field"].fillna("unknown")
-    o["state"] = o.apply(_state, axis=1)
+    o["state"] = _states(o)
     zero = o["state"].isin(ZERO_STATES)
     withheld = o["state"].isin(WITHHELD_STATES)
     r = o["R"].astype(float)
@@ -196,8 +240,9 @@ def outcomes(trials: pd.DataFrame) -> pd.DataFrame:
     for col in MODE_RESULTS:  # a withheld outcome's sota / qa numbers are withheld with it
         if col in o:
             o[col] = o[col].mask(withheld)
-    full = _flag(o["full"]).fillna(r.map(is_full))
-    full_upper = _flag(o["full_upper"]).fillna(upper.map(is_full))
+    full, full_upper = _flag(o["full"]), _flag(o["full_upper"])
+    full = full.fillna(r[full.isna()].map(is_full))  # exact comparisons, only where the scorer stored none
+    full_upper = full_upper.fillna(upper[full_upper.isna()].map(is_full))
     o["is_full"] = full.mask(zero, False).mask(withheld, pd.NA)
     o["full_upper"] = full_upper.mask(zero, False).mask(withheld, pd.NA)
     o["hours"] = o["agent_seconds"].astype(float) / 3600.0

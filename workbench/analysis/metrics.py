@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .frames import PHASE_SHARES, WITHHELD_STATES, ZERO_STATES, _true
+from .frames import PHASE_SHARES, WITHHELD_STATES, ZERO_STATES, _true, sample_per_config
 
 TRIM = 0.10  # trimmed mean: drop this share of outcomes at each end
 SHARE_OF_PHASE = {f"{p}_share": p for p in ("modeling", "execution", "validation")}  # index column -> phase
@@ -135,7 +135,8 @@ def composition_gap(o: pd.DataFrame, threshold: float = 0.8) -> dict[str, Any]:
 def time_allocation(o: pd.DataFrame, activity: pd.DataFrame, per_config: int | None = 50,
                     seed: int = 0) -> pd.DataFrame:
     """Mean share (%) of tool-mediated time per activity and configuration, over at most
-    ``per_config`` sampled trajectories each (seeded; PaperBenchX samples 50 per model)."""
+    ``per_config`` sampled trajectories each (seeded; PaperBenchX samples 50 per model). ``activity`` may be
+    every trial's rows or just the sampled ones (:func:`.frames.activity_sample`): the same draw."""
     from ..activities import ACTIVITIES, LABELS
 
     if activity.empty:
@@ -145,12 +146,30 @@ def time_allocation(o: pd.DataFrame, activity: pd.DataFrame, per_config: int | N
     share = share.div(share.sum(axis=1), axis=0).reset_index()
     share = share.merge(o[["run", "trial_id", "config"]].dropna(), on=["run", "trial_id"])
     rows = []
-    for cfg, g in share.groupby("config", sort=True):
-        if per_config and len(g) > per_config:
-            g = g.sample(per_config, random_state=seed)
+    for cfg, g in sample_per_config(share, per_config, seed).groupby("config", sort=True):
         rows.append({"config": cfg, "trajectories": len(g),
                      **{LABELS[s]: 100 * (g[s].mean() if s in g else 0.0) for s in (*ACTIVITIES, "uncoded")}})
     return pd.DataFrame(rows)
+
+
+# where a trial's time goes (index columns): stage seconds (trial.json) and scoring's split (scores.json's timing)
+TRIAL_TIME = {"session_seconds": "session", "replay_seconds": "replay", "score_seconds": "scoring",
+              "score_checks_seconds": "checks", "score_judge_seconds": "judge", "score_other_seconds": "other",
+              "review_seconds": "review", "judge_calls": "judge calls"}
+
+
+def time_per_stage(o: pd.DataFrame) -> pd.DataFrame:
+    """Per configuration, where a trial's time goes: the median seconds of each stage (session: the agent
+    at work; replay; scoring; review), of scoring's deterministic checks, judge and the rest as scores.json
+    splits them (the scoring stage also holds what the engine adds: a kernel, loading the task), and the
+    median judge calls. Every trial counts, withheld ones too (their time was spent); a trial that never
+    reached a stage, or was scored before timings were kept, is left out of that column's median, never
+    counted as 0."""
+    t = o[o["trial_id"].notna()] if "trial_id" in o else o.iloc[:0]
+    t = t.assign(**{c: np.nan for c in TRIAL_TIME if c not in t})
+    rows = [{"config": cfg, "trials": len(g), **{label: g[c].astype(float).median() for c, label in TRIAL_TIME.items()}}
+            for cfg, g in t.groupby("config", sort=True)]
+    return pd.DataFrame(rows, columns=["config", "trials", *TRIAL_TIME.values()])
 
 
 SOTA_COLUMNS = ["config", "outcomes", "surpass_rate", "match_rate", "at_least_match_rate", "reproduce_rate",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import re
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -33,6 +34,8 @@ def setup_plotly(static: bool) -> bool:
         import plotly.io as pio
     except ImportError:
         return True
+    if "jsonschema" not in sys.modules:  # the notebook renderer imports nbformat, which needs no IRI grammars:
+        sys.modules.setdefault("rfc3987_syntax", None)  # ~1.4 s of a report (see workbench.notebooks)
     pio.renderers.default = "plotly_mimetype+notebook"
     return False
 
@@ -76,6 +79,9 @@ def table2(table: pd.DataFrame, digits: int = 2) -> str:
     return fmt_table(t[cols].rename(columns=TABLE2 | {"model": "model"}), digits=digits)
 
 
+WITHHELD_LISTED = 200  # the banner lists at most this many withheld outcomes: its size must not grow with a study
+
+
 def _withheld_note(outcomes: pd.DataFrame) -> str:
     """How many outcomes are withheld, of which kind, per configuration, and each one by trial."""
     from .metrics import withheld
@@ -85,11 +91,14 @@ def _withheld_note(outcomes: pd.DataFrame) -> str:
         return ""
     kinds = w["reason"].str.startswith("infrastructure").value_counts()
     per_config = ", ".join(f"{html.escape(str(c))} {n}" for c, n in w["config"].value_counts().sort_index().items())
-    rows = fmt_table(w.astype({"attempt": "Int64"}))
+    rows = fmt_table(w.head(WITHHELD_LISTED).astype({"attempt": "Int64"}))
+    what = "the withheld outcomes" if len(w) <= WITHHELD_LISTED else (
+        f"the withheld outcomes: the first {WITHHELD_LISTED} of {len(w)} (every one is in the executed notebook's "
+        f"<code>report</code> glue, and <code>workbench.analysis.metrics.withheld</code> lists them)")
     return (f"{len(w)} outcome(s) withheld, not counted in any number below: {kinds.get(True, 0)} by "
             f"infrastructure errors (rerun them), {kinds.get(False, 0)} needing rescoring (a leaf or the sota "
             f"evaluator was withheld after a judge or workbench failure). By configuration: {per_config}."
-            f"<details{' open' if len(w) <= 20 else ''}><summary>the withheld outcomes</summary>{rows}</details>")
+            f"<details{' open' if len(w) <= 20 else ''}><summary>{what}</summary>{rows}</details>")
 
 
 def merged_runs(runs: list[Path], outcomes: pd.DataFrame) -> str:

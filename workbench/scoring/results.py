@@ -41,6 +41,18 @@ class LeafScore(BaseModel):
     review: dict[str, Any] | None = None  # reviewers, records applied, stale records (of other evidence)
 
 
+class ScoringTime(BaseModel):
+    """Where a scoring's wall time went (seconds): what scoring costs per trial, next to what the judge's
+    tokens cost. Measured, so it differs run to run: never a scoring input, never part of the fingerprint,
+    left out wherever two scorings are compared (like ``scored_at``)."""
+
+    seconds: float  # the whole scoring, from reading the provenance to scores.json written
+    checks_seconds: float  # deterministic checks: the confined reader, spot recomputations, a sota evaluator
+    judge_seconds: float  # judged leaves: model calls, the judge's evidence tools, its records
+    judge_calls: int  # model calls this scoring made (verdicts reused from judge records make none)
+    other_seconds: float  # the rest: verifying the evidence, leaves awaiting review, reviews, finalising
+
+
 class Scores(BaseModel):
     task: str
     trial: str
@@ -66,6 +78,7 @@ class Scores(BaseModel):
     workbench_version: str
     sota: dict[str, Any] | None = None  # scoring = "sota": g, band, per-instance values (scoring.sota)
     qa: dict[str, Any] | None = None  # scoring = "qa": MCQ accuracy/P/R/F1, OEQ ratings (scoring.qa)
+    timing: ScoringTime | None = None  # the last machine scoring's (a re-finalisation after a review keeps it)
 
 
 def outcome_fields(scores: Scores) -> dict[str, Any]:

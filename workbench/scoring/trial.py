@@ -9,6 +9,9 @@ derives trial.json's outcome and the index row from it.
 A scoring is fingerprinted by every scoring input (all of the task's tests/, the evidence manifest,
 the workbench version). ``only_leaves`` re-scores just those leaves and keeps the rest, but only when
 the fingerprint is unchanged; otherwise every leaf is re-scored.
+
+scores.json also says where the scoring's time went (``timing``: checks, judge, the rest; the cost per
+trial the report shows beside the other stages); being measured, it stays out of the fingerprint.
 """
 
 from __future__ import annotations
@@ -16,6 +19,9 @@ from __future__ import annotations
 import json
 import logging
 import os
+import time
+from collections import defaultdict
+from contextlib import contextmanager, nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -35,7 +41,7 @@ from .leaves import host_check, leaf_evidence_digest, score_leaf
 from .modes import mode_of
 from .qa import oeq_summary
 from .recompute import run_recompute
-from .results import LeafScore, Scores, outcome_fields
+from .results import LeafScore, Scores, ScoringTime, outcome_fields
 
 log = logging.getLogger(__name__)
 
@@ -156,6 +162,28 @@ def check_outcomes(leaves: list[Leaf], ev: Evidence, host_checks: dict, reader: 
     return out
 
 
+class Stopwatch:
+    """Seconds one scoring spends in its parts (scores.json's ``timing``): checks, judge, the rest."""
+
+    def __init__(self):
+        self.start = time.perf_counter()
+        self.spent: dict[str, float] = defaultdict(float)
+
+    @contextmanager
+    def part(self, name: str):
+        t = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.spent[name] += time.perf_counter() - t
+
+    def timing(self, judge_calls: int) -> ScoringTime:
+        total = time.perf_counter() - self.start
+        checks, judge = self.spent["checks"], self.spent["judge"]
+        return ScoringTime(seconds=round(total, 3), checks_seconds=round(checks, 3), judge_seconds=round(judge, 3),
+                           judge_calls=judge_calls, other_seconds=round(max(0.0, total - checks - judge), 3))
+
+
 def _previous(tp: TrialPaths) -> Scores | None:
     try:
         return Scores.model_validate_json(tp.scores.read_text()) if tp.scores.is_file() else None
@@ -173,6 +201,7 @@ def same_task(task: Task, prov: dict) -> bool:
 
 def score_trial(task: Task, trial_dir: Path | str, *, judge: JudgeSettings | None = None,
                 only_leaves: set[str] | None = None, store=None, force: bool = False) -> Scores:
+    watch = Stopwatch()
     tp = TrialPaths(Path(trial_dir).resolve())
     if not tp.provenance.is_file():
         raise WorkbenchError(f"{tp.provenance}: missing; the replay did not finish. Re-run it before scoring.")
@@ -202,20 +231,25 @@ def score_trial(task: Task, trial_dir: Path | str, *, judge: JudgeSettings | Non
             kept = {lf.id: machine_result(lf) for lf in previous.leaves}
 
     mode = mode_of(task.scoring)
-    extra, block = mode.prepare(task, tp.evidence, ev)  # checks that read the mode's result, not evidence
+    with watch.part("checks"):  # a sota task's hidden evaluator runs here, confined like the checks
+        extra, block = mode.prepare(task, tp.evidence, ev)  # checks that read the mode's result, not evidence
     reader = Reader(tp.evidence, prov, memory_mb=task.config.environment.memory_mb,
                     timeout_sec=task.config.verifier.timeout_sec, tests=task.paths.tests,
                     receipts=load_receipts(tp, prov))
     todo = [lf for lf in leaves if not (kept and lf.id not in only_leaves and lf.id in kept)]
-    outcomes = check_outcomes(todo, ev, extra, reader, task.paths.checks_py.is_file(), task=task)
-    machine = []
+    with watch.part("checks"):
+        outcomes = check_outcomes(todo, ev, extra, reader, task.paths.checks_py.is_file(), task=task)
+    machine, judge_calls = [], 0
     for lf in leaves:
         if lf not in todo:
             m = kept[lf.id].model_copy(update={"effective_weight": lf.effective_weight, "weight": str(lf.weight),
                                                "gate_scope": list(lf.gate_scope)})
         else:
-            m = score_leaf(lf, ev, outcomes.get(lf.id), task=task, judge=judge, trial=tp,
-                           force=bool(only_leaves), reader=reader)
+            judged = judge is not None and lf.node.scoring_method == "judge"
+            with watch.part("judge") if judged else nullcontext():
+                m = score_leaf(lf, ev, outcomes.get(lf.id), task=task, judge=judge, trial=tp,
+                               force=bool(only_leaves), reader=reader)
+            judge_calls += (m.judge or {}).get("calls_made", 0)
         machine.append(m.model_copy(update={"evidence_digest": leaf_evidence_digest(manifest, m.evidence_refs)}))
     changes = fingerprint_changes(previous, machine)
     for c in changes:
@@ -235,5 +269,6 @@ def score_trial(task: Task, trial_dir: Path | str, *, judge: JudgeSettings | Non
         fingerprint=fp,
         scored_at=datetime.now(UTC).isoformat(timespec="seconds"),
         workbench_version=__version__,
+        timing=watch.timing(judge_calls),
     )
     return commit(tp, scores, store)
