@@ -199,3 +199,29 @@ def test_the_template_and_its_kernels_die_with_the_process_that_started_them(tmp
     while any(_alive(p) for p in pids.values()) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not [k for k, p in pids.items() if _alive(p)]
+
+
+EXITING = """
+import json, sys
+from pathlib import Path
+from workbench import kernel_pool, warm_kernels
+from workbench.notebooks import execute_notebook
+execute_notebook(Path(sys.argv[1]), Path(sys.argv[2]) / "out0.ipynb", {}, warm=True)
+spare = kernel_pool.pool().ready[0][1].result(60)  # the next notebook's kernel
+print(json.dumps({"template": warm_kernels._template.proc.pid, "used": spare.provisioner.pid}), flush=True)
+execute_notebook(Path(sys.argv[3]), Path(sys.argv[2]) / "out1.ipynb", {}, warm=True)
+# and exit at once: that kernel takes 2 s to shut down, its replacement is still starting
+"""
+
+
+@pytest.mark.slow
+def test_a_process_that_ran_warm_notebooks_exits_cleanly_and_takes_its_kernels_along(tmp_path):
+    probe = _notebook(tmp_path / "probe.ipynb", "print(1)")
+    slow_exit = _notebook(tmp_path / "slow.ipynb", "import atexit, time\natexit.register(time.sleep, 2)")
+    proc = subprocess.run([sys.executable, "-c", EXITING, str(probe), str(tmp_path), str(slow_exit)], cwd=REPO,
+                          capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "WORKBENCH_WARM_KERNELS": "1"})
+    assert proc.returncode == 0 and not re.search(r"Traceback|ERROR|destroyed", proc.stderr), proc.stderr
+    pids = json.loads(proc.stdout)
+    time.sleep(0.5)
+    assert not [k for k, p in pids.items() if _alive(p)]

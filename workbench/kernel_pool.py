@@ -93,8 +93,8 @@ class KernelPool:
             self.retire(fut.result())
 
     def close(self) -> None:
-        """At exit: spares are killed (they never ran anything); kernels still shutting down are let go,
-        they die with the template, which dies with this pool's thread."""
+        """At exit: spares are killed (they never ran anything), kernels still shutting down get a few
+        seconds to finish; whatever is left dies with the template, which dies with this pool's thread."""
         with self.lock:
             pending, self.ready = self.ready, []
         for _, fut in pending:
@@ -103,8 +103,13 @@ class KernelPool:
                 asyncio.run_coroutine_threadsafe(_shutdown(km, now=True), self.loop).result(10)
             except Exception:
                 continue
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(5)
+        try:
+            asyncio.run_coroutine_threadsafe(_drain(), self.loop).result(15)
+        finally:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self.thread.join(5)
+            if not self.thread.is_alive():
+                self.loop.close()
 
 
 def _key(kernel_name: str, env: dict[str, str], cwd: str) -> tuple:
@@ -132,6 +137,17 @@ async def _shutdown(km: WarmKernelManager, now: bool = False) -> None:
         await km.shutdown_kernel(now=now)
     except Exception as exc:  # the kernel is gone either way; its template reaps it
         log.debug("kernel shutdown: %s", exc)
+
+
+async def _drain(grace: float = 5.0) -> None:
+    """Let the loop's other tasks (shutdowns) finish for ``grace`` seconds, then cancel what remains."""
+    tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+    if not tasks:
+        return
+    _, late = await asyncio.wait(tasks, timeout=grace)
+    for task in late:
+        task.cancel()
+    await asyncio.gather(*late, return_exceptions=True)
 
 
 _pool: KernelPool | None = None
