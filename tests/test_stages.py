@@ -11,11 +11,11 @@ import pytest
 from tests.conftest import config, write_task
 from workbench import stages
 from workbench.io import sha256_file, tree_hashes
+from workbench.notebooks import STAGES
 from workbench.paths import TrialPaths
 from workbench.pipeline import run_trial
 from workbench.scoring import Scores
 from workbench.task import load_task
-from workbench.trial_record import STAGES
 
 
 @pytest.fixture(scope="module")

@@ -15,6 +15,7 @@ a process. The template itself runs no notebook code; it must hold no threads or
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import logging
 import os
@@ -45,15 +46,19 @@ def die_with_parent(expected_parent: int | None = None) -> None:
 
 
 class _RoutineNotices(logging.Filter):
-    """Drop two messages every stage kernel logs, which would bury real errors in batch logs:
+    """Drop messages stage kernels log routinely, which would bury real errors in batch logs:
     ipykernel 7.4's warning that loopback TCP is unencrypted (these kernels serve only the process
     that started them, messages stay HMAC-signed with a key in a 0600 connection file, and the replay
-    sandbox has no network), and the KeyboardInterrupt jupyter_client sends at every shutdown."""
+    sandbox has no network), the KeyboardInterrupt jupyter_client sends at every shutdown, and the
+    traceback of a reply a kernel can no longer send because it was shut down mid-cell (Ctrl-C)."""
 
     ROUTINE = ("running over TCP without encryption", "KeyboardInterrupt caught in kernel")
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return not any(m in record.getMessage() for m in self.ROUTINE)
+        if any(m in record.getMessage() for m in self.ROUTINE):
+            return False
+        exc = record.exc_info[1] if record.exc_info else None
+        return not (type(exc).__name__ == "ZMQError" and getattr(exc, "errno", None) == errno.ENOTSOCK)
 
 
 def _launch() -> None:

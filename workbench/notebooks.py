@@ -32,6 +32,7 @@ STAGE_NOTEBOOKS = {
     "score": "03_scoring.ipynb",
     "review": "04_review.ipynb",
 }
+STAGES = tuple(STAGE_NOTEBOOKS)  # the four stages, in their order: trial.json's and the index's too
 KERNEL_NAME = "python3"
 
 

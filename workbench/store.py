@@ -34,11 +34,11 @@ from sqlalchemy.exc import OperationalError
 
 from .activities import allocate_file
 from .errors import WorkbenchError
+from .notebooks import STAGES
 from .paths import RunPaths, TrialPaths
 from .rubric.phases import PHASES
 from .scoring.results import AWAITING
 from .session_records import read_usage
-from .trial_record import STAGES
 
 log = logging.getLogger(__name__)
 

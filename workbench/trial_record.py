@@ -14,10 +14,10 @@ from pydantic import BaseModel, Field, field_validator
 
 from .io import atomic_write_json
 from .matrix import AgentConfig
+from .notebooks import STAGES
 from .paths import TrialPaths
 from .version import __version__
 
-STAGES = ("session", "replay", "score", "review")
 UNFINISHED = ("running", "interrupted")  # re-run from scratch by a resume or a new `run`
 
 
