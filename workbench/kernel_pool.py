@@ -70,7 +70,6 @@ class KernelPool:
                     mine = fut
                 else:
                     fut.add_done_callback(self._retire_future)
-            self.ready = []
             if mine is None:
                 mine = self._order(kernel_name)[1]
             self.ready = [self._order(kernel_name) for _ in range(self.spares)]

@@ -37,15 +37,15 @@ def _batch(matrix: Path, run: Path, *extra: str, mark: str) -> subprocess.Popen:
                             stderr=subprocess.PIPE, text=True, env={**os.environ, "WORKBENCH_TEST_MARK": mark})
 
 
+def _parent(pid: int) -> int:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
 def _children(pid: int) -> list[int]:
-    kids = []
-    for p in Path("/proc").iterdir():
-        try:
-            if p.name.isdigit() and int((p / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
-                kids.append(int(p.name))
-        except (OSError, ValueError, IndexError):
-            continue
-    return kids
+    return [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and _parent(int(p.name)) == pid]
 
 
 def _dask_workers(batch_pid: int) -> list[int]:
@@ -214,13 +214,6 @@ def test_batch_joins_a_separately_started_dask_scheduler_and_worker(tmp_path):
         for fh in logs.values():
             fh.close()
     assert all(p.returncode is not None for p in procs)
-
-
-def _parent(pid: int) -> int:
-    try:
-        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-    except (OSError, ValueError, IndexError):
-        return 0
 
 
 def _templates() -> dict[int, int]:
