@@ -137,6 +137,16 @@ def _stage_evidence(delivered: Path, work: Path, outputs: list[str], dest: Path,
     return refused
 
 
+def _inodes(work: Path) -> dict[int, list[str]]:
+    """The package's files after the replay by inode (evidence-relative paths): the receipts name files by
+    the inode the kernel reported, never by a path a process gave."""
+    out: dict[int, list[str]] = {}
+    for e in Walk(work):
+        if e.is_file:
+            out.setdefault(e.st.st_ino, []).append("submission/" + e.rel)
+    return out
+
+
 def limits_for(task: Task, timeout: float | None = None) -> Limits:
     r, e = task.config.replay, task.config.environment
     return Limits(
@@ -244,7 +254,7 @@ def replay(task: Task, submission: Path, trial_dir: Path, *, timeout: float | No
         shutil.copy2(tp.stderr_log, ev_stage / "replay" / "stderr.log")
         manifest_digest, _ = freeze(ev_stage, tp.evidence)
         if result.record is not None:
-            rec = receipts.build(result.record, workdir=WORKDIR, work=work, env_dir=env["dir"], image=image)
+            rec = receipts.build(result.record, inodes=_inodes(work), env_dir=env["dir"], image=image is not None)
         else:
             rec = receipts.unavailable(result.record_unavailable or "nothing was run")
         receipts_text = json.dumps(rec.model_dump(), indent=1)  # ASCII: names that are not UTF-8 survive

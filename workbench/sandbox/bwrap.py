@@ -40,6 +40,7 @@ from .base import Limits, PerCallSession, SandboxResult, SandboxSetupError, Sand
 from .cgroups import Cgroup
 from .cpus import reserve_cpus
 from .endpoint import SOCKET_DIR, HostForwarder, inner_command, parse_endpoint
+from .recorder import hash_host_programs
 from .recorder import start_for as start_recording
 from .watch import MB, DiskWatch, drain
 
@@ -327,6 +328,9 @@ class BwrapSandbox:
         wall = time.monotonic() - start
         if recorder is not None:
             recorder.__exit__()
+            # the task's environment is shared read-only at its own path, as /usr is
+            hash_host_programs(recorder.record, roots=tuple(m.target for m in spec.mounts
+                                                            if not m.writable and str(m.source) == m.target))
         usage = cg.usage() if cg is not None else {}
         oom = bool(usage.get("oom_kills"))
         limit = "storage" if exceeded and exceeded.startswith("storage") else "files" if exceeded else None

@@ -13,8 +13,9 @@ parent of its own, which outlives the container: its memory high-water mark is t
 same file bwrap reads), then it is removed.
 
 Execution receipts come from the same recorder as bwrap's (:func:`.recorder.start_for`: eBPF filtered by
-the container's host uid, fanotify on the submission's volume). Programs run from the image, so their
-hashes are read from the stopped container (``get_archive``), not from the host's files of that name.
+the container's host uid, fanotify on the submission's volume). Programs run from the image, whose read-only
+filesystem is their origin (the kernel says which device each executed file was on); their hashes are read
+from the stopped container (``get_archive``, :func:`hash_image_programs`), not from the host.
 
 The tests of this backend are marked ``docker``; CI starts an engine and builds its base image from
 Debian (no registry is reachable here, see .ci/run).
@@ -32,10 +33,12 @@ import time
 import uuid
 from pathlib import Path
 
+from ..receipts.raw import MEMORY_FS
 from .base import SandboxResult, SandboxSetupError, SandboxSpec, chown_tree, pick_uid
 from .cpus import reserve_cpus
 from .docker_image import BASE_IMAGE, connect
 from .docker_options import CGROUP_ROOT, INNER_UID, POLL_SEC, container_options, limit_verdict
+from .recorder import TRUSTED_ROOTS, normalized
 from .recorder import start_for as start_recording
 from .watch import MB, DiskWatch, write_capped
 
@@ -44,8 +47,9 @@ STDIN_PATH = "/run/workbench-stdin"
 MAX_HASHED_PROGRAMS = 64
 
 
-def _program_sha256(container, path: str, hops: int = 8) -> str | None:
-    """sha256 of the program ``path`` as the container's filesystem has it (links followed inside it)."""
+def _program_sha256(container, path: str, name: str, hops: int = 8) -> str | None:
+    """sha256 of the image's file at ``path`` (links followed inside the image), if the file it leads to has
+    the name the kernel gave the executed file."""
     for _ in range(hops):
         try:
             stream, _ = container.get_archive(path)
@@ -61,9 +65,11 @@ def _program_sha256(container, path: str, hops: int = 8) -> str | None:
                     return None
                 if member.issym():
                     path = posixpath.normpath(posixpath.join(posixpath.dirname(path), member.linkname))
+                    if not normalized(path) or path.split("/")[1] not in TRUSTED_ROOTS:
+                        return None
                     continue
-                if not member.isfile() or member.size == 0:  # docker-init: a placeholder for a bind mount
-                    return None
+                if not member.isfile() or member.size == 0 or posixpath.basename(path) != name:
+                    return None  # docker-init: a placeholder for a bind mount
                 h, src = hashlib.sha256(), tar.extractfile(member)
                 while chunk := src.read(1 << 20):
                     h.update(chunk)
@@ -71,16 +77,24 @@ def _program_sha256(container, path: str, hops: int = 8) -> str | None:
     return None
 
 
-def program_hashes(container, execs, workdir: str) -> dict[str, str]:
-    """{program path: sha256} of the image's programs the recorder saw executed (the submission's own are
-    hashed from its volume)."""
-    wd = workdir.rstrip("/") + "/"
-    paths = sorted({name for *_, name in execs if name.startswith("/") and not name.startswith((wd, "/tmp/"))})
-    out = {}
-    for path in paths[:MAX_HASHED_PROGRAMS]:
-        if (digest := _program_sha256(container, path)) is not None:
-            out[path] = digest
-    return out
+def hash_image_programs(container, record) -> None:
+    """Hash the programs the replay executed from the task's image, read from the stopped container. Only
+    files the kernel placed on the image's read-only filesystem are looked up, only at a normalized path under
+    a trusted root (every such path is the image's own content: nothing under it is writable), and only a file
+    with the name the kernel gave the executed file is taken."""
+    done = 0
+    for e in record.execs:
+        key = (e.dev, e.ino)
+        if key in record.program_hashes or e.dev in record.writable_devs or e.magic in MEMORY_FS:
+            continue
+        for path in record.named.get((e.pid, e.start), [])[::-1]:
+            if done >= MAX_HASHED_PROGRAMS or not normalized(path) or path.split("/")[1] not in TRUSTED_ROOTS:
+                continue
+            done += 1
+            if (digest := _program_sha256(container, path, e.name)) is not None:
+                record.program_hashes[key] = digest
+                record.program_paths[key] = path
+                break
 
 
 class DockerSandbox:
@@ -198,7 +212,7 @@ class DockerSandbox:
                 dropped[name] = write_capped(container.logs(stream=True, **flags), Path(path), lim.max_log_mb * MB)
             if recorder is not None:
                 recorder.__exit__()
-                recorder.record.program_hashes = program_hashes(container, recorder.record.execs, spec.workdir)
+                hash_image_programs(container, recorder.record)
         finally:
             if recorder is not None:  # stopping twice is harmless
                 recorder.__exit__()

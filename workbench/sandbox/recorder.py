@@ -1,62 +1,146 @@
-"""The execution recorder: what ran in a sandbox, seen from outside it.
+"""The execution recorder: what ran in a sandbox, seen from outside it, as the kernel knows it.
 
-Chosen by measurement (benchmarks/receipts_overhead.py; notes in SECURITY.md): ``strace -f`` (ptrace)
-saw everything but cost 25-40 % on the demo's PySCF replay, which starts thousands of threads, and
-kprobes/fentry are not available on these hosts (tracefs refuses the function list). So:
+Chosen by measurement (benchmarks/receipts_overhead.py; notes in SECURITY.md): ``strace -f`` (ptrace) saw
+everything but cost 25-40 % on the demo's PySCF replay, and kprobes/fentry are not available on these hosts
+(tracefs offers no kprobe_events). So, filtered by the sandbox's host uid, which nothing inside can change:
 
-* **eBPF tracepoints** (``bpftrace``, root): ``sched_process_exec`` (program, parent), ``openat``/``open``
-  entries (what each process opened, so which shared libraries and Python packages it loaded), and
-  ``sched_process_exit`` per thread (CPU user+system from the kernel's own task accounting, peak
-  resident memory). Filtered by the sandbox's host uid, which no process inside can change. The
-  tracer runs in the host's pid namespace as root: nothing inside can signal, detach or see it.
-* **fanotify** on the sandbox's own volume (:mod:`.volume`): every file closed after writing, with the
-  writer's pid and the file's content hash taken at that moment through the event's descriptor (so a
-  rename or a later copy over it cannot move the credit), and every file executed from the volume.
+* **eBPF tracepoints and a CPU profile** (``bpftrace``, root, in the host's pid namespace: nothing inside can
+  signal, detach or see it): every exec with the file the kernel executed (``mm->exe_file``: device, inode,
+  its own name, where its text lies), new processes, successful opens (what the new descriptor refers to:
+  device, inode and the dentry names above it, read from the kernel's file table, so a path handed to
+  ``open`` means nothing and a failed open is not seen), executable memory (file mappings, anonymous or
+  re-protected code), what makes a process's code unverifiable (``ptrace``, ``process_vm_writev``,
+  ``shmat``, writing ``/proc/*/mem``, ``io_uring`` and AIO, whose writes are not seen), each thread's exit
+  with the kernel's CPU and memory accounting, and 99 CPU samples a second of where each process's
+  instructions were. Processes are (pid, start time).
+* **writes, when they happen**: every process that puts bytes into a file of the sandbox's volume
+  (``write`` and its kin, ``sendfile``, ``splice``, ``copy_file_range``, or a shared writable mapping) is
+  recorded in its own context, once per (process, file, program), with the file's device and inode. So a
+  file's writers are exactly who wrote it, whatever happened to its name, and nothing is hashed on the host
+  (a flood of writes or closes costs one map lookup each, inside the kernel).
 
-Blind spots, by design conservative (a missing record fails the check that needs it, it never passes
-one): opens through io_uring are not seen as opens (their writes still are: fanotify is VFS-level); a
-thread's CPU counts toward its process; events the kernel drops under a flood make the receipts
-``complete = false``. Without bpftrace or root, nothing is recorded and the provenance says so.
+Every stream is bounded (events kept, distinct sample addresses, the kernel's de-duplication map); hitting a
+bound, the kernel dropping events, or a stream that cannot be shown to have been read to its end makes the
+record incomplete.
+The end is proven, not waited for: once the sandbox is gone, the recorder makes one marker event on every
+CPU (eBPF's buffers are per CPU and in order), and reads until each has come back.
+
+Without bpftrace or root, nothing is recorded and the provenance says so. Nothing here reads a host file by a
+name the sandbox chose: a program's content is hashed only after the file found at its (normalized, trusted)
+path is shown to be the very inode the kernel executed (:func:`hash_host_programs`).
 """
 
 from __future__ import annotations
 
-import ctypes
-import hashlib
 import logging
 import os
+import posixpath
 import secrets
 import shutil
 import signal
-import struct
+import stat
 import subprocess
 import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from ..receipts.raw import PROC_FS, Exec, Exit, Fork, Mapping, Open, RawRecord, WriteEvent, kernel_dev, user_dev
 
 log = logging.getLogger(__name__)
 
 TRACEFS = Path("/sys/kernel/tracing")
 READY = "WORKBENCH-RECORDER-READY"
-# every line starts with a nonce ($2): a file name holding a newline cannot forge an event line
+SAMPLE_HZ = 99
+MAX_LINES = 2_000_000  # events kept from eBPF
+MAX_SAMPLE_KEYS = 500_000  # distinct (process, instruction address) sample keys
+MAX_PROGRAM_BYTES = 1 << 30
+END_WAIT_SEC = 10.0
+
+_FILE = r"""$f = (struct file *)*(curtask->files->fdt->fd + {fd});
+  $i = (struct inode *)$f->f_inode;
+  $sb = (struct super_block *)$i->i_sb;
+  $d = (struct dentry *)$f->f_path.dentry;"""
+# a write into a file of the volume ($4), printed once per (process, file, address space): exec makes a new one
+_WROTE = r"""if ({fd} >= 0 && {fd} < curtask->files->fdt->max_fds) {{
+    $w = (struct file *)*(curtask->files->fdt->fd + {fd});
+    $wi = (struct inode *)$w->f_inode;
+    if (((struct super_block *)$wi->i_sb)->s_dev == $4 {mode}&& @wrote[pid, $wi->i_ino, (uint64)curtask->mm] == 0) {{
+      @wrote[pid, $wi->i_ino, (uint64)curtask->mm] = 1;
+      printf("%llu W %d %llu %llu %lu\n", $2, ME, nsecs, $wi->i_ino);
+    }}
+  }}"""
+_CHAIN = ("str($d->d_parent->d_parent->d_parent->d_name.name), str($d->d_parent->d_parent->d_name.name), "
+          "str($d->d_parent->d_name.name), str($d->d_name.name)")
+_ME = "pid, curtask->group_leader->start_time"
+# every line starts with a nonce ($2): a name holding a newline cannot forge an event line. $1: the uid;
+# $3: the recorder's own pid, whose kill(pid, 0) is the end marker; $4: the volume's device (kernel dev_t)
 SCRIPT = r"""
 BEGIN { printf("%s\n", "WORKBENCH-RECORDER-READY"); }
 tracepoint:sched:sched_process_exec /uid == $1/ {
-  printf("%llu E %d %d %llu %s\n", $2, pid, curtask->real_parent->tgid, nsecs, str(args->filename)); }
-tracepoint:syscalls:sys_enter_openat /uid == $1/ {
-  printf("%llu O %d %d %s\n", $2, pid, args->flags, str(args->filename)); }
-tracepoint:syscalls:sys_enter_open /uid == $1/ {
-  printf("%llu O %d %d %s\n", $2, pid, args->flags, str(args->filename)); }
+  $f = (struct file *)curtask->mm->exe_file;
+  $i = (struct inode *)$f->f_inode;
+  $sb = (struct super_block *)$i->i_sb;
+  printf("%llu E %d %llu %d %llu %llu %u %lu %lx %lx %lx %s\n", $2, ME, curtask->real_parent->tgid,
+         curtask->real_parent->group_leader->start_time, nsecs, $sb->s_dev, $i->i_ino, $sb->s_magic,
+         curtask->mm->start_code, curtask->mm->end_code, str(((struct dentry *)$f->f_path.dentry)->d_name.name));
+  printf("%llu F %d %llu %s\n", $2, ME, str(args->filename));
+}
+tracepoint:task:task_newtask /uid == $1 && !(args->clone_flags & 0x10000)/ {
+  printf("%llu N %d %llu %d %llu\n", $2, ME, args->pid, nsecs);
+}
+tracepoint:syscalls:sys_exit_openat, tracepoint:syscalls:sys_exit_open, tracepoint:syscalls:sys_exit_openat2,
+tracepoint:syscalls:sys_exit_creat /uid == $1 && args->ret >= 0/ {
+  FILE_RET
+  printf("%llu O %d %llu %llu %u %u %lu %lx %s/%s/%s/%s\n", $2, ME, nsecs, $f->f_mode & 3, $sb->s_dev, $i->i_ino,
+         $sb->s_magic, CHAIN);
+}
+tracepoint:syscalls:sys_enter_mmap /uid == $1 && (args->prot & 4)/ { @mmap[tid] = (args->fd, args->len, args->prot); }
+tracepoint:syscalls:sys_exit_mmap /@mmap[tid].2/ {
+  if (args->ret > 0) {
+    if (@mmap[tid].0 >= 0) {
+      FILE_MAP
+      printf("%llu M %d %llu %llu %lx %lu %d %u %lu %lx %s/%s/%s/%s\n", $2, ME, nsecs, args->ret, @mmap[tid].1,
+             @mmap[tid].2,
+             $sb->s_dev, $i->i_ino, $sb->s_magic, CHAIN);
+    } else {
+      printf("%llu A %d %llu %llu %lx %lu\n", $2, ME, nsecs, args->ret, @mmap[tid].1);
+    }
+  }
+  delete(@mmap[tid]);
+}
+tracepoint:syscalls:sys_enter_mprotect, tracepoint:syscalls:sys_enter_pkey_mprotect /uid == $1 && (args->prot & 4)/ {
+  printf("%llu A %d %llu %llu %lx %lu\n", $2, ME, nsecs, args->start, args->len);
+}
+tracepoint:syscalls:sys_enter_mremap /uid == $1 && (args->flags & 2)/ {
+  printf("%llu A %d %llu %llu %lx %lu\n", $2, ME, nsecs, args->new_addr, args->new_len);
+}
+tracepoint:syscalls:sys_enter_write, tracepoint:syscalls:sys_enter_pwrite64, tracepoint:syscalls:sys_enter_writev,
+tracepoint:syscalls:sys_enter_pwritev, tracepoint:syscalls:sys_enter_pwritev2 /uid == $1/ { WROTE(args->fd) }
+tracepoint:syscalls:sys_enter_sendfile64 /uid == $1/ { WROTE(args->out_fd) }
+tracepoint:syscalls:sys_enter_splice /uid == $1/ { WROTE(args->fd_out) }
+tracepoint:syscalls:sys_enter_copy_file_range /uid == $1/ { WROTE(args->fd_out) }
+tracepoint:syscalls:sys_enter_mmap /uid == $1 && (args->flags & 1) && args->fd >= 0/ { WROTE_MAP(args->fd) }
+tracepoint:syscalls:sys_enter_io_uring_setup /uid == $1/ { printf("%llu T %d %llu io_uring\n", $2, ME); }
+tracepoint:syscalls:sys_enter_io_submit /uid == $1/ { printf("%llu T %d %llu aio\n", $2, ME); }
+tracepoint:syscalls:sys_enter_shmat /uid == $1/ { printf("%llu T %d %llu shmat\n", $2, ME); }
+tracepoint:syscalls:sys_enter_ptrace /uid == $1 && args->request != 0/ { printf("%llu T %d %llu ptrace\n", $2, ME); }
+tracepoint:syscalls:sys_enter_process_vm_writev /uid == $1/ { printf("%llu T %d %llu process_vm_writev\n", $2, ME); }
+profile:hz:HZ /uid == $1/ { printf("%llu S %d %llu %lx\n", $2, ME, reg("ip")); }
 tracepoint:sched:sched_process_exit /uid == $1/ {
-  printf("%llu X %d %d %llu %llu %llu %llu\n", $2, pid, tid, curtask->utime, curtask->stime,
-         curtask->mm->hiwater_rss, nsecs); }
-"""
-STRLEN = "200"  # bpftrace's longest string: enough for an environment's site-packages paths
-FAN_CLASS_NOTIF, FAN_CLOEXEC, FAN_NONBLOCK = 0x0, 0x1, 0x2
-FAN_MARK_ADD, FAN_MARK_FILESYSTEM = 0x1, 0x100
-FAN_CLOSE_WRITE, FAN_OPEN_EXEC = 0x8, 0x1000
-EVENT = struct.Struct("IBBHQii")
+  printf("%llu X %d %d %llu %llu %llu %llu %llu\n", $2, pid, tid, curtask->group_leader->start_time,
+         curtask->utime, curtask->stime, curtask->mm->hiwater_rss, nsecs);
+}
+tracepoint:syscalls:sys_enter_kill /pid == $3 && args->sig == 0 && args->pid == $3/ {
+  printf("%llu END %d\n", $2, cpu); }
+""".replace("WROTE_MAP(args->fd)", _WROTE.format(fd="args->fd", mode="&& ($w->f_mode & 2) "))\
+   .replace("WROTE(args->fd)", _WROTE.format(fd="args->fd", mode="")) \
+   .replace("WROTE(args->out_fd)", _WROTE.format(fd="args->out_fd", mode="")) \
+   .replace("WROTE(args->fd_out)", _WROTE.format(fd="args->fd_out", mode="")) \
+   .replace("FILE_RET", _FILE.format(fd="args->ret")).replace("FILE_MAP", _FILE.format(fd="@mmap[tid].0")) \
+   .replace("CHAIN", _CHAIN).replace("ME", _ME).replace("HZ", str(SAMPLE_HZ))
+STRLEN = "64"  # bpftrace's strings: a dentry name each (the BPF stack holds four of them)
+MAP_KEYS = "131072"  # the write de-duplication map; when full, writes are printed again (more, never fewer)
+KERNEL_SPACE = 1 << 47
 
 
 def available() -> tuple[bool, str]:
@@ -85,188 +169,248 @@ def start_for(spec, uid: int | None) -> tuple[Recorder | None, str | None]:
         return None, why
     if uid is None:
         return None, "needs root (a uid of the sandbox's own)"
-    volume = next((m.volume for m in spec.mounts if m.writable and getattr(m.volume, "kind", "") == "ext4-loop"),
-                  None)
+    volumes = [m.volume for m in spec.mounts if m.writable and getattr(m.volume, "kind", "") == "ext4-loop"]
+    if not volumes:
+        # without a filesystem of its own, what the sandbox writes shares a device with the system's programs,
+        # and the two could not be told apart
+        return None, "the sandbox's writable tree has no volume of its own (loop devices unavailable)"
     try:
-        return Recorder(uid, volume.root if volume else None).__enter__(), None
+        return Recorder(uid, volumes[0].root).__enter__(), None
     except OSError as exc:
         return None, f"the recorder did not start: {exc}"
 
 
-@dataclass
-class Written:
-    pid: int
-    path: str  # host path, at the time the event was read
-    sha256: str
-    bytes: int
-    kind: str  # close_write | exec
-
-
-@dataclass
-class RawRecord:
-    """What the recorder saw, before it is made into receipts (:mod:`workbench.receipts`)."""
-
-    mechanism: dict[str, str]
-    execs: list[tuple[int, int, int, str]] = field(default_factory=list)  # pid, ppid, ns, filename
-    opens: list[tuple[int, int, str]] = field(default_factory=list)  # pid, flags, filename
-    exits: list[tuple[int, int, int, int, int, int]] = field(default_factory=list)  # pid, tid, utime, stime, rss, ns
-    files: list[Written] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
-    # sha256 of programs by the path the sandbox ran them from, where the host path is not theirs (an image)
-    program_hashes: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def complete(self) -> bool:
-        return not self.problems
-
-
-def _hash_fd(fd: int, cap: int = 1 << 30) -> tuple[str, int]:
-    h, size, off = hashlib.sha256(), 0, 0
-    while size < cap:
-        chunk = os.pread(fd, 1 << 20, off)
-        if not chunk:
-            break
-        h.update(chunk)
-        off += len(chunk)
-        size += len(chunk)
-    return h.hexdigest(), size
-
-
-class _Fanotify:
-    """close_write and exec events of one filesystem, read by a thread while the sandbox runs."""
-
-    def __init__(self, mount_point: Path, record: RawRecord):
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        libc.fanotify_mark.argtypes = [ctypes.c_int, ctypes.c_uint, ctypes.c_uint64, ctypes.c_int, ctypes.c_char_p]
-        self.fd = libc.fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK, os.O_RDONLY | os.O_LARGEFILE)
-        if self.fd < 0:
-            raise OSError(ctypes.get_errno(), "fanotify_init")
-        if libc.fanotify_mark(self.fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, FAN_CLOSE_WRITE | FAN_OPEN_EXEC, -100,
-                              os.fsencode(mount_point)) != 0:
-            err = ctypes.get_errno()
-            os.close(self.fd)
-            raise OSError(err, f"fanotify_mark {mount_point}")
-        self.record = record
-        self.stopping = threading.Event()
-        self.thread = threading.Thread(target=self._loop, daemon=True, name="recorder-fanotify")
-        self.thread.start()
-
-    def _drain(self) -> int:
-        import select
-
-        n = 0
-        while True:
-            r, _, _ = select.select([self.fd], [], [], 0.05)
-            if not r:
-                return n
-            try:
-                buf = os.read(self.fd, 1 << 16)
-            except BlockingIOError:
-                return n
-            off = 0
-            while off + EVENT.size <= len(buf):
-                ev_len, _, _, _, mask, efd, pid = EVENT.unpack_from(buf, off)
-                off += ev_len
-                n += 1
-                if efd < 0:  # the kernel's queue overflowed
-                    self.record.problems.append("fanotify: events were dropped (queue overflow)")
-                    continue
-                try:
-                    path = os.readlink(f"/proc/self/fd/{efd}")
-                    digest, size = _hash_fd(efd)
-                    kind = "exec" if mask & FAN_OPEN_EXEC else "close_write"
-                    self.record.files.append(Written(pid, path, digest, size, kind))
-                except OSError as exc:
-                    self.record.problems.append(f"fanotify: an event could not be read ({exc.strerror})")
-                finally:
-                    os.close(efd)
-
-    def _loop(self) -> None:
-        while not self.stopping.is_set():
-            self._drain()
-
-    def stop(self) -> None:
-        self.stopping.set()
-        self.thread.join(timeout=10)
-        self._drain()
-        os.close(self.fd)
+def _chain(text: str) -> tuple[str, ...]:
+    return tuple(part for part in text.split("/") if part)
 
 
 class Recorder:
-    """Record what the processes of host uid ``uid`` run, open and write (on ``volume_root``)."""
+    """Record what the processes of host uid ``uid`` run, open, map and spend CPU on, and what they write on
+    the volume mounted at ``volume_root`` (see the module's docstring)."""
 
-    def __init__(self, uid: int, volume_root: Path | None):
+    def __init__(self, uid: int, volume_root: Path):
         self.uid, self.volume_root = uid, volume_root
+        self.volume_dev = kernel_dev(os.stat(volume_root).st_dev)
         version = subprocess.run(["bpftrace", "--version"], capture_output=True, text=True).stdout.strip()
-        self.record = RawRecord(mechanism={
-            "processes": f"eBPF tracepoints ({version}): exec, open, exit with the kernel's CPU and memory "
-                         "accounting, filtered by the sandbox's uid",
-            "writes": "fanotify on the sandbox's volume: close-after-write with the content hash at that moment"
-            if volume_root else "none (no volume of its own: writes are not attributed)"})
-        self._lines: list[str] = []
+        self.record = RawRecord(
+            mechanism={
+                "processes": f"eBPF tracepoints ({version}): exec (the executed file's device and inode), new "
+                             "processes, successful opens (from the kernel's file table), executable mappings, "
+                             "exit with the kernel's CPU and memory accounting; filtered by the sandbox's uid; "
+                             "processes are (pid, start time)",
+                "cpu": f"eBPF profile at {SAMPLE_HZ} Hz: which executable file or library each process's "
+                       "instructions were in",
+                "writes": "eBPF on write, pwrite, writev, sendfile, splice, copy_file_range and shared writable "
+                          "mappings of the sandbox's volume: the writing process and the file's inode, as it "
+                          "happens"},
+            writable_devs=frozenset({self.volume_dev}), sample_hz=SAMPLE_HZ)
         self._ready = threading.Event()
-        self._fan: _Fanotify | None = None
+        self._ends: set[int] = set()
+        self._lines = 0
         self._proc: subprocess.Popen | None = None
+        self._reader: threading.Thread | None = None
+        self._stopped = False
+
+    def __enter__(self) -> Recorder:
+        self._nonce = str(secrets.randbits(62))
+        self._proc = subprocess.Popen(
+            ["bpftrace", "-e", SCRIPT, str(self.uid), self._nonce, str(os.getpid()), str(self.volume_dev)],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+            env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "BPFTRACE_STRLEN": STRLEN,
+                 "BPFTRACE_MAP_KEYS_MAX": MAP_KEYS})
+        self._reader = threading.Thread(target=self._read, daemon=True, name="recorder-bpftrace")
+        self._reader.start()
+        if not self._ready.wait(timeout=30):
+            self.__exit__()
+            raise OSError("bpftrace did not attach its probes within 30 s: " + " | ".join(self.record.problems[-3:]))
+        return self
+
+    # --- reading ------------------------------------------------------------------------------------------
 
     def _read(self) -> None:
         assert self._proc is not None and self._proc.stdout is not None
-        for raw in self._proc.stdout:
-            line = raw.decode("utf-8", "surrogateescape").rstrip("\n")
-            if line == READY:
-                self._ready.set()
-            else:
-                self._lines.append(line)
+        mark = self._nonce.encode() + b" "
+        try:
+            for raw in self._proc.stdout:
+                if raw.startswith(mark):
+                    self._event(raw[len(mark):].decode("utf-8", "surrogateescape").rstrip("\n"))
+                elif raw.strip() == READY.encode():
+                    self._ready.set()
+                elif raw.startswith(b"Lost ") or b" lost " in raw.lower():
+                    self._problem(f"eBPF: {raw.decode(errors='replace').strip()[:200]}")
+                # anything else: bpftrace's own messages, or the rest of a name that held a newline
+        except Exception as exc:  # never a silent stop
+            self._problem(f"eBPF: the reader failed ({type(exc).__name__}: {exc})")
 
-    def __enter__(self) -> Recorder:
-        if self.volume_root is not None:
-            self._fan = _Fanotify(self.volume_root, self.record)
-        self._nonce = str(secrets.randbits(62))
-        self._proc = subprocess.Popen(["bpftrace", "-e", SCRIPT, str(self.uid), self._nonce], stdout=subprocess.PIPE,
-                                      stderr=subprocess.STDOUT, start_new_session=True,
-                                      env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "BPFTRACE_STRLEN": STRLEN})
-        threading.Thread(target=self._read, daemon=True, name="recorder-bpftrace").start()
-        if not self._ready.wait(timeout=30):
-            self.__exit__()
-            raise OSError("bpftrace did not attach its probes within 30 s: " + " | ".join(self._lines[-3:]))
-        return self
+    def _problem(self, text: str) -> None:
+        if text not in self.record.problems and len(self.record.problems) < 20:
+            self.record.problems.append(text)
+
+    def _event(self, line: str) -> None:
+        rec = self.record
+        kind, _, rest = line.partition(" ")
+        if kind == "END":
+            self._ends.add(int(rest))
+            return
+        self._lines += 1
+        if self._lines > MAX_LINES:
+            self._problem(f"eBPF: more than {MAX_LINES} events; the rest were not kept")
+            return
+        try:
+            if kind == "S":
+                pid, start, ip = rest.split(" ")
+                ip_ = int(ip, 16)
+                key = (int(pid), int(start), 0 if ip_ >= KERNEL_SPACE else ip_)
+                if key in rec.samples or len(rec.samples) < MAX_SAMPLE_KEYS:
+                    rec.samples[key] = rec.samples.get(key, 0) + 1
+                else:
+                    self._problem(f"eBPF: more than {MAX_SAMPLE_KEYS} distinct CPU sample addresses")
+            elif kind == "O":
+                pid, start, ns, mode, dev, ino, magic, chain = rest.split(" ", 7)
+                o = Open(int(pid), int(start), int(ns), int(mode), int(dev), int(ino), int(magic, 16), _chain(chain))
+                if self._keep(o):
+                    rec.opens.append(o)
+            elif kind == "E":
+                pid, start, ppid, pstart, ns, dev, ino, magic, lo, hi, name = rest.split(" ", 10)
+                rec.execs.append(Exec(int(pid), int(start), int(ppid), int(pstart), int(ns), int(dev), int(ino),
+                                      int(magic, 16), int(lo, 16), int(hi, 16), name))
+            elif kind == "F":
+                pid, start, name = rest.split(" ", 2)
+                rec.named.setdefault((int(pid), int(start)), []).append(name)
+            elif kind == "N":
+                ppid, pstart, child, ns = rest.split(" ")
+                rec.forks.append(Fork(int(ppid), int(pstart), int(child), int(ns)))
+            elif kind == "M":
+                pid, start, ns, addr, length, prot, dev, ino, magic, chain = rest.split(" ", 9)
+                rec.maps.append(Mapping(int(pid), int(start), int(ns), int(addr, 16), int(length), int(dev), int(ino),
+                                        int(magic, 16), _chain(chain), writable=bool(int(prot) & 2)))
+            elif kind == "A":
+                pid, start, ns, addr, length = rest.split(" ")
+                rec.maps.append(Mapping(int(pid), int(start), int(ns), int(addr, 16), int(length)))
+            elif kind == "W":
+                pid, start, ns, ino = rest.split(" ")
+                rec.writes.append(WriteEvent(int(pid), int(start), int(ns), self.volume_dev, int(ino)))
+            elif kind == "T":
+                pid, start, what = rest.split(" ", 2)
+                if len(rec.taints) < 50:
+                    rec.taints.append(f"process {pid} used {what}")
+            elif kind == "X":
+                pid, tid, start, ut, st, rss, ns = rest.split(" ")
+                rec.exits.append(Exit(int(pid), int(tid), int(start), int(ut), int(st), int(rss), int(ns)))
+        except ValueError:
+            self._problem(f"eBPF: unparsed line: {line[:200]}")
+
+    def _keep(self, o: Open) -> bool:
+        """Opens worth keeping: the volume's files read, shared libraries and Python packages, and /proc/*/mem
+        opened for writing (which taints the whole replay's code)."""
+        if o.magic == PROC_FS:
+            if o.chain and o.chain[-1] == "mem" and o.mode & 2:
+                self.record.taints.append(f"process {o.pid} opened /proc/*/mem for writing")
+            return False
+        if o.dev in self.record.writable_devs:
+            return not o.mode & 2
+        return (any(c.endswith("-packages") for c in o.chain)
+                or (bool(o.chain) and ".so" in o.chain[-1]))
+
+    # --- stopping -----------------------------------------------------------------------------------------
+
+    def _mark_every_cpu(self) -> None:
+        """One end marker per CPU: each CPU's events are in order, so its marker read means all of its
+        earlier events were read."""
+        def mark(cpu: int) -> None:
+            try:
+                os.sched_setaffinity(0, {cpu})
+                os.kill(os.getpid(), 0)
+            except OSError:
+                pass
+
+        for cpu in sorted(os.sched_getaffinity(0)):
+            t = threading.Thread(target=mark, args=(cpu,), name="recorder-end")
+            t.start()
+            t.join()
 
     def __exit__(self, *exc) -> None:
-        if self._proc is not None and self._proc.poll() is None:
-            quiet, last = time.monotonic(), len(self._lines)
-            while time.monotonic() - quiet < 0.2 and time.monotonic() - quiet < 3:  # let the last events arrive
+        if self._stopped:
+            return
+        self._stopped = True
+        if self._proc is not None and self._proc.poll() is None and self._ready.is_set():
+            cpus = set(os.sched_getaffinity(0))
+            deadline = time.monotonic() + END_WAIT_SEC
+            while not cpus <= self._ends and time.monotonic() < deadline:
+                self._mark_every_cpu()
                 time.sleep(0.05)
-                if len(self._lines) != last:
-                    quiet, last = time.monotonic(), len(self._lines)
-            os.killpg(self._proc.pid, signal.SIGINT)
+            if not cpus <= self._ends:
+                self._problem("eBPF: the recorder could not show that it read every event (no end marker)")
+            if len(cpus) < (os.cpu_count() or 1):
+                # events from CPUs this process may not run on have no marker: give them a moment
+                time.sleep(0.5)
+        if self._proc is not None:
+            if self._proc.poll() is None:
+                os.killpg(self._proc.pid, signal.SIGINT)
             try:
                 self._proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 os.killpg(self._proc.pid, signal.SIGKILL)
                 self._proc.wait()
-        if self._fan is not None:
-            self._fan.stop()
-            self._fan = None
-        self._parse()
+        if self._reader is not None:
+            self._reader.join()  # every line read and parsed before the record is handed over
 
-    def _parse(self) -> None:
-        rec = self.record
-        mark = self._nonce + " "
-        for line in self._lines:
-            if not line.startswith(mark):
-                if line.startswith("Lost ") or " lost " in line.lower():
-                    rec.problems.append(f"eBPF: {line.strip()}")
-                continue  # bpftrace's own messages, or the rest of a file name that held a newline
-            kind, _, rest = line[len(mark):].partition(" ")
-            try:
-                if kind == "E":
-                    pid, ppid, ns, name = rest.split(" ", 3)
-                    rec.execs.append((int(pid), int(ppid), int(ns), name))
-                elif kind == "O":
-                    pid, flags, name = rest.split(" ", 2)
-                    rec.opens.append((int(pid), int(flags), name))
-                elif kind == "X":
-                    pid, tid, ut, st, rss, ns = rest.split(" ")
-                    rec.exits.append((int(pid), int(tid), int(ut), int(st), int(rss), int(ns)))
-            except ValueError:
-                rec.problems.append(f"eBPF: unparsed line: {line[:200]}")
-        self._lines = []
+    @property
+    def events(self) -> int:
+        return self._lines
+
+
+# --- programs' content ----------------------------------------------------------------------------------
+
+TRUSTED_ROOTS = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "opt", "etc")
+
+
+def normalized(path: str) -> bool:
+    """An absolute path with nothing to resolve in its text (no ``..``, ``.``, ``//``, trailing ``/``)."""
+    return path.startswith("/") and posixpath.normpath(path) == path and not path.startswith("//")
+
+
+def hash_host_programs(record: RawRecord, roots: tuple[str, ...] = ()) -> None:
+    """Hash the programs the sandbox executed from the host's read-only trees (bwrap shares them at the same
+    paths): a named path is only a place to look, tried when it is normalized and under a trusted root
+    (``/usr``..., or one of ``roots``, the task's environment); it is opened without reading (``O_PATH``), and
+    the file is read only if it is a regular file with the very device and inode the kernel executed."""
+    seen: set[tuple[int, int]] = set()
+    for e in record.execs:
+        key = (e.dev, e.ino)
+        if key in seen or e.dev in record.writable_devs:
+            continue
+        seen.add(key)
+        for path in record.named.get((e.pid, e.start), [])[::-1]:
+            if not normalized(path) or not (path.split("/")[1] in TRUSTED_ROOTS
+                                            or any(path.startswith(r.rstrip("/") + "/") for r in roots)):
+                continue
+            digest = _hash_if_same(path, e.dev, e.ino)
+            if digest:
+                record.program_hashes[key] = digest
+                record.program_paths[key] = path
+                break
+
+
+def _hash_if_same(path: str, dev: int, ino: int) -> str | None:
+    import hashlib
+
+    try:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or (st.st_dev, st.st_ino) != (user_dev(dev), ino):
+            return None
+        if st.st_size > MAX_PROGRAM_BYTES:
+            return None
+        h = hashlib.sha256()
+        with open(f"/proc/self/fd/{fd}", "rb") as fh:
+            while chunk := fh.read(1 << 20):
+                h.update(chunk)
+        return h.hexdigest()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)

@@ -2,12 +2,18 @@
 
 A rubric can ask that a number was earned by running the science, not typed in:
 
-* ``ran``: ``program`` (from the system or the task's environment, e.g. ``pw.x``) ran ``min_runs``
-  times, each for at least ``min_cpu_sec`` CPU seconds;
+* ``ran``: ``program`` (the file the kernel executed, from the system or the task's environment, e.g.
+  ``pw.x``, with no code of the submission's loaded into it) ran ``min_runs`` times, each for at least
+  ``min_cpu_sec`` CPU seconds;
 * ``loaded``: some process loaded a Python package or shared library (``pyscf``, ``libmeep``, ``mujoco``),
-  with at least ``min_cpu_sec`` CPU seconds in that process;
-* ``written_by``: every file matching ``path`` got its frozen content from a process that is ``program``
-  or loaded ``package`` (a copy, a ``cat`` or a rename over it is not), and at least ``min_files`` match;
+  with at least ``min_cpu_sec`` CPU seconds in that process, *whatever code spent them* (a loop after the
+  import counts: use ``cpu_in`` to ask for the domain code's own work);
+* ``cpu_in``: at least ``min_cpu_sec`` CPU seconds were spent *inside* the domain code: the executable
+  ``program``, the compiled files of Python ``package``, or the shared ``library`` (sampled instruction
+  addresses; padding in other code, the interpreter or a shared BLAS does not count);
+* ``written_by``: every process that wrote into a file matching ``path`` (its inode, as it wrote) is
+  ``program`` or had loaded ``package`` (a copy, a ``cat``, a shell that wrote before running the program, a
+  rename over it, a writer the recorder could not place: each fails it), and at least ``min_files`` match;
 * ``cpu_seconds``: the replay's CPU seconds (all processes, user + system) are within ``min``/``max``;
 * ``distinct``: the files matching ``paths`` all differ (band files at different resolutions).
 
@@ -56,11 +62,15 @@ class Ran(_Params):
 
 
 def ran(ev: Evidence, p: Ran) -> CheckOutcome:
-    runs = receipts_of(ev).runs_of(p.program)
-    good = [r for r in runs if r.cpu_sec >= p.min_cpu_sec]
+    r = receipts_of(ev)
+    runs = r.runs_of(p.program)
+    good = [x for x in runs if x.cpu_sec >= p.min_cpu_sec]
     ok = len(good) >= p.min_runs
-    return _outcome(ok, f"{p.program} ran {len(runs)} time(s), {len(good)} with >= {p.min_cpu_sec:g} CPU s "
-                        f"({_cpu(runs)} in all; need {p.min_runs})", ["replay/receipts.json"])
+    text = (f"{p.program} ran {len(runs)} time(s), {len(good)} with >= {p.min_cpu_sec:g} CPU s "
+            f"({_cpu(runs)} in all; need {p.min_runs})")
+    if r.tampered:
+        text += "; the replay's code cannot be verified: " + "; ".join(r.tampered[:2])
+    return _outcome(ok, text, ["replay/receipts.json"])
 
 
 class Loaded(_Params):
@@ -95,22 +105,51 @@ def written_by(ev: Evidence, p: WrittenBy) -> CheckOutcome:
     frozen = {k: v for k, v in read_manifest(ev.root).items() if fnmatch.fnmatchcase(k, pattern)}
     if not frozen:
         raise MissingEvidence(pattern, "no file matches")
-    trusted = {x.pid for x in (r.runs_of(p.program) if p.program else r.loaders_of(p.package))}
     who = p.program or p.package
     bad = []
-    for rel, digest in sorted(frozen.items()):
-        writers = r.writers_of(rel, digest)
+    for rel in sorted(frozen):
+        writers = r.writers_of(rel)
         if not writers:
-            bad.append(f"{rel}: no recorded process wrote this content")
-        elif any(w.pid not in trusted for w in writers):
-            names = ", ".join(sorted({w.program.rsplit("/", 1)[-1] for w in writers if w.pid not in trusted}))
-            bad.append(f"{rel}: written by {names}, not {who}")
+            bad.append(f"{rel}: no recorded process wrote it")
+            continue
+        others = sorted({r.writer_name(w) for w in writers if not r.writer_is(w, program=p.program,
+                                                                               package=p.package)})
+        if others:
+            bad.append(f"{rel}: written by {', '.join(others)}, not {who}")
+    if r.tampered and p.program:
+        bad.insert(0, "the replay's code cannot be verified: " + "; ".join(r.tampered[:2]))
     ok = not bad and len(frozen) >= p.min_files
     text = (f"{len(frozen)} file(s) match {p.path}, all written by {who}" if not bad
             else f"{len(bad)} of {len(frozen)} file(s) not written by {who}: " + "; ".join(bad[:4]))
     if not bad and len(frozen) < p.min_files:
         text += f" (need {p.min_files})"
     return _outcome(ok, text, [*sorted(frozen), "replay/receipts.json"])
+
+
+class CpuIn(_Params):
+    program: str | None = None
+    package: str | None = None
+    library: str | None = None
+    min_cpu_sec: float = Field(gt=0)
+
+    @model_validator(mode="after")
+    def _one(self):
+        if sum(x is not None for x in (self.program, self.package, self.library)) != 1:
+            raise ValueError("give exactly one of program, package or library")
+        return self
+
+
+def cpu_in(ev: Evidence, p: CpuIn) -> CheckOutcome:
+    r = receipts_of(ev)
+    got = r.cpu_in(program=p.program, package=p.package, library=p.library)
+    where = p.program or p.package or p.library
+    text = f"{got:.2f} CPU s sampled inside {where} (need >= {p.min_cpu_sec:g})"
+    if r.tampered:
+        text += "; the replay's code cannot be verified: " + "; ".join(r.tampered[:2])
+    elif got < p.min_cpu_sec:
+        top = sorted(((c.code, c.cpu_sec) for q in r.processes for c in q.cpu_code), key=lambda t: -t[1])[:3]
+        text += "; most CPU went to " + ", ".join(f"{c} ({s:.1f} s)" for c, s in top) if top else ""
+    return _outcome(got >= p.min_cpu_sec and not r.tampered, text, ["replay/receipts.json"])
 
 
 class CpuSeconds(_Params):
@@ -155,4 +194,5 @@ def distinct(ev: Evidence, p: Distinct) -> CheckOutcome:
 CHECK_KINDS.update({
     "ran": CheckKind(Ran, ran), "loaded": CheckKind(Loaded, loaded), "written_by": CheckKind(WrittenBy, written_by),
     "cpu_seconds": CheckKind(CpuSeconds, cpu_seconds), "distinct": CheckKind(Distinct, distinct),
+    "cpu_in": CheckKind(CpuIn, cpu_in),
 })
