@@ -129,7 +129,7 @@ class Receipts(BaseModel):
         the submission ships, copies, links or names does not count."""
         if self.tampered:
             return []
-        return [p for p in self.processes if any(im.trusted and program_matches(im.name, program)
+        return [p for p in self.processes if any(im.trusted and not im.inherited and program_matches(im.name, program)
                                                  for im in p.images)]
 
     def loaders_of(self, package: str) -> list[ProcessReceipt]:
@@ -158,17 +158,18 @@ class Receipts(BaseModel):
             return "a process the recorder could not place"
         return p.images[w.image].name
 
-    def cpu_in(self, *, program: str | None = None, package: str | None = None, library: str | None = None
-               ) -> float:
+    def cpu_in(self, *, program: str | None = None, package: str | None = None,
+               library: str | list[str] | None = None) -> float:
         """CPU seconds sampled inside trusted code: the executable ``program``, the files of Python
-        ``package``, or the shared library ``library`` (a name or its start: ``libcint``)."""
+        ``package``, or the shared ``library`` (a name or its start, ``libcint``; or a list of them)."""
+        libs = [library] if isinstance(library, str) else list(library or [])
         total = 0.0
         for p in self.processes:
             for c in p.cpu_code:
                 if not c.trusted:
                     continue
                 if ((program and program_matches(c.code, program)) or (package and c.package == package)
-                        or (library and (c.code == library or c.code.startswith((library + ".", library + "-"))))):
+                        or any(c.code == lib or c.code.startswith((lib + ".", lib + "-")) for lib in libs)):
                     total += c.cpu_sec
         return round(total, 3)
 

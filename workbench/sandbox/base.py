@@ -156,6 +156,9 @@ def sandbox_env(env_dir: str | None, cpus: int, keep_path: bool = False) -> dict
         "MPLCONFIGDIR": "/tmp/.matplotlib", "MPLBACKEND": "Agg", "NUMBA_CACHE_DIR": "/tmp/.numba",
         "PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": str(cpus), "OPENBLAS_NUM_THREADS": str(cpus),
         "MKL_NUM_THREADS": str(cpus), "WORKBENCH_REPLAY": "1",
+        # Open MPI copies between ranks through shared memory, not by writing into the peer's memory
+        # (process_vm_writev), which the execution receipts must count as tampering (sandbox.recorder)
+        "OMPI_MCA_btl_vader_single_copy_mechanism": "none",
     }
     if env_dir:
         env["VIRTUAL_ENV"] = env["WORKBENCH_ENV"] = env_dir

@@ -10,7 +10,7 @@ everything but cost 25-40 % on the demo's PySCF replay, and kprobes/fentry are n
   device, inode and the dentry names above it, read from the kernel's file table, so a path handed to
   ``open`` means nothing and a failed open is not seen), executable memory (file mappings, anonymous or
   re-protected code), what makes a process's code unverifiable (``ptrace``, ``process_vm_writev``,
-  ``shmat``, writing ``/proc/*/mem``, ``io_uring`` and AIO, whose writes are not seen), each thread's exit
+  executable ``shmat``, writing ``/proc/*/mem``, ``io_uring`` and AIO, whose writes are not seen), each thread's exit
   with the kernel's CPU and memory accounting, and 99 CPU samples a second of where each process's
   instructions were. Processes are (pid, start time).
 * **writes, when they happen**: every process that puts bytes into a file of the sandbox's volume
@@ -42,6 +42,7 @@ import stat
 import subprocess
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from ..receipts.raw import PROC_FS, Exec, Exit, Fork, Mapping, Open, RawRecord, WriteEvent, kernel_dev, user_dev
@@ -99,9 +100,12 @@ tracepoint:syscalls:sys_exit_mmap /@mmap[tid].2/ {
   if (args->ret > 0) {
     if (@mmap[tid].0 >= 0) {
       FILE_MAP
-      printf("%llu M %d %llu %llu %lx %lu %d %u %lu %lx %s/%s/%s/%s\n", $2, ME, nsecs, args->ret, @mmap[tid].1,
-             @mmap[tid].2,
-             $sb->s_dev, $i->i_ino, $sb->s_magic, CHAIN);
+      $t = nsecs;
+      printf("%llu M %d %llu %llu %lx %lu %d %u %lu %lx %s/%s/%s/%s\n", $2, ME, $t, args->ret, @mmap[tid].1,
+             @mmap[tid].2, $sb->s_dev, $i->i_ino, $sb->s_magic, CHAIN);
+      printf("%llu P %d %llu %llu %s/%s\n", $2, ME, $t,
+             str($d->d_parent->d_parent->d_parent->d_parent->d_parent->d_name.name),
+             str($d->d_parent->d_parent->d_parent->d_parent->d_name.name));
     } else {
       printf("%llu A %d %llu %llu %lx %lu\n", $2, ME, nsecs, args->ret, @mmap[tid].1);
     }
@@ -122,7 +126,7 @@ tracepoint:syscalls:sys_enter_copy_file_range /uid == $1/ { WROTE(args->fd_out) 
 tracepoint:syscalls:sys_enter_mmap /uid == $1 && (args->flags & 1) && args->fd >= 0/ { WROTE_MAP(args->fd) }
 tracepoint:syscalls:sys_enter_io_uring_setup /uid == $1/ { printf("%llu T %d %llu io_uring\n", $2, ME); }
 tracepoint:syscalls:sys_enter_io_submit /uid == $1/ { printf("%llu T %d %llu aio\n", $2, ME); }
-tracepoint:syscalls:sys_enter_shmat /uid == $1/ { printf("%llu T %d %llu shmat\n", $2, ME); }
+tracepoint:syscalls:sys_enter_shmat /uid == $1 && (args->shmflg & 0x8000)/ { printf("%llu T %d %llu shmat\n", $2, ME); }
 tracepoint:syscalls:sys_enter_ptrace /uid == $1 && args->request != 0/ { printf("%llu T %d %llu ptrace\n", $2, ME); }
 tracepoint:syscalls:sys_enter_process_vm_writev /uid == $1/ { printf("%llu T %d %llu process_vm_writev\n", $2, ME); }
 profile:hz:HZ /uid == $1/ { printf("%llu S %d %llu %lx\n", $2, ME, reg("ip")); }
@@ -207,6 +211,7 @@ class Recorder:
         self._ready = threading.Event()
         self._ends: set[int] = set()
         self._lines = 0
+        self._last_map: dict[tuple[int, int, int], int] = {}  # file mappings whose "P" line is still to come
         self._proc: subprocess.Popen | None = None
         self._reader: threading.Thread | None = None
         self._stopped = False
@@ -284,6 +289,13 @@ class Recorder:
                 pid, start, ns, addr, length, prot, dev, ino, magic, chain = rest.split(" ", 9)
                 rec.maps.append(Mapping(int(pid), int(start), int(ns), int(addr, 16), int(length), int(dev), int(ino),
                                         int(magic, 16), _chain(chain), writable=bool(int(prot) & 2)))
+                if len(self._last_map) < 1024:
+                    self._last_map[(int(pid), int(start), int(ns))] = len(rec.maps) - 1
+            elif kind == "P":  # two more names above the last file mapping's (libraries deep in a package)
+                pid, start, ns, chain = rest.split(" ", 3)
+                i = self._last_map.pop((int(pid), int(start), int(ns)), None)
+                if i is not None:
+                    rec.maps[i] = replace(rec.maps[i], chain=_chain(chain) + rec.maps[i].chain)
             elif kind == "A":
                 pid, start, ns, addr, length = rest.split(" ")
                 rec.maps.append(Mapping(int(pid), int(start), int(ns), int(addr, 16), int(length)))

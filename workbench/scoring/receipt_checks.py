@@ -129,7 +129,7 @@ def written_by(ev: Evidence, p: WrittenBy) -> CheckOutcome:
 class CpuIn(_Params):
     program: str | None = None
     package: str | None = None
-    library: str | None = None
+    library: str | list[str] | None = None
     min_cpu_sec: float = Field(gt=0)
 
     @model_validator(mode="after")
@@ -142,7 +142,7 @@ class CpuIn(_Params):
 def cpu_in(ev: Evidence, p: CpuIn) -> CheckOutcome:
     r = receipts_of(ev)
     got = r.cpu_in(program=p.program, package=p.package, library=p.library)
-    where = p.program or p.package or p.library
+    where = p.program or p.package or " + ".join([p.library] if isinstance(p.library, str) else p.library or [])
     text = f"{got:.2f} CPU s sampled inside {where} (need >= {p.min_cpu_sec:g})"
     if r.tampered:
         text += "; the replay's code cannot be verified: " + "; ".join(r.tampered[:2])
