@@ -67,6 +67,25 @@ class Confined:
         return None
 
 
+# what readers use of the provenance: the replay's outcome (the replay_succeeded check) and, for previews,
+# which of the previewed files are verified sources
+PROVENANCE_FIELDS = ("task", "status", "exit_code", "signal", "timed_out", "limit", "wall_sec", "network")
+MAX_REASONS, MAX_REASON_CHARS = 20, 2000
+
+
+def for_reader(provenance: dict, refs: list[str] = ()) -> dict:
+    """The part of the provenance a reader gets, bounded whatever the submission made of it: a package of
+    tens of thousands of long-named sources makes the provenance tens of megabytes, which must not keep a
+    reader of the task's memory from starting (a withheld trial the submission chose)."""
+    out = {k: provenance[k] for k in PROVENANCE_FIELDS if k in provenance}
+    reasons = provenance.get("failure_reasons") or []
+    out["failure_reasons"] = [str(r)[:MAX_REASON_CHARS] for r in reasons[:MAX_REASONS]]
+    sources = provenance.get("source_hashes_before") or {}
+    inner = [r.removeprefix("submission/") for r in refs]
+    out["source_hashes_before"] = {r: sources[r] for r in inner if r in sources}
+    return out
+
+
 def reader_limits(memory_mb: int, timeout_sec: float) -> Limits:
     return Limits(timeout_sec=timeout_sec, memory_mb=memory_mb, cpus=1, max_processes=64, max_open_files=256,
                   max_file_mb=64, max_storage_mb=min(256, memory_mb), max_files=2_000, max_log_mb=OUTPUT_MB)
@@ -151,7 +170,7 @@ class Reader:
         deadline = time.monotonic() + self.timeout_sec
         while todo:
             left = max(5.0, deadline - time.monotonic())
-            request = {"op": "checks", "evidence": EVIDENCE, "provenance": self.provenance,
+            request = {"op": "checks", "evidence": EVIDENCE, "provenance": for_reader(self.provenance),
                        "receipts": self.receipts, "checks_py": f"{TESTS}/checks.py" if task_checks else None,
                        "leaves": [{"id": i, "check": c} for i, c in todo]}
             lines, done = self._run(request, with_tests=task_checks, timeout=left)
@@ -177,7 +196,7 @@ class Reader:
         """The judge's read-only tool calls ``(name, args)``, answered in order."""
         if not calls:
             return []
-        request = {"op": "tools", "evidence": EVIDENCE, "provenance": self.provenance, "limit": limit,
+        request = {"op": "tools", "evidence": EVIDENCE, "provenance": for_reader(self.provenance), "limit": limit,
                    "calls": [{"name": n, "args": a} for n, a in calls]}
         lines, done = self._run(request, with_tests=False, timeout=min(self.timeout_sec, 120.0))
         answers = {line["tool"]: line["text"] for line in lines if "tool" in line}
@@ -186,8 +205,8 @@ class Reader:
 
     def previews(self, refs: list[str], hashes: dict[str, str]) -> str:
         """HTML previews of a leaf's evidence (see :mod:`workbench.review.previews`)."""
-        request = {"op": "previews", "evidence": EVIDENCE, "provenance": self.provenance, "refs": refs,
-                   "hashes": hashes}
+        request = {"op": "previews", "evidence": EVIDENCE, "provenance": for_reader(self.provenance, refs),
+                   "refs": refs, "hashes": hashes}
         try:
             lines, done = self._run(request, with_tests=False, timeout=min(self.timeout_sec, 60.0))
         except ReaderFailed as exc:

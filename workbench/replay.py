@@ -257,7 +257,9 @@ def replay(task: Task, submission: Path, trial_dir: Path, *, timeout: float | No
             rec = receipts.build(result.record, inodes=_inodes(work), env_dir=env["dir"], image=image is not None)
         else:
             rec = receipts.unavailable(result.record_unavailable or "nothing was run")
-        receipts_text = json.dumps(rec.model_dump(), indent=1)  # ASCII: names that are not UTF-8 survive
+        # compact (tens of thousands of processes stay a few megabytes); ASCII: names that are not UTF-8 survive
+        receipts_text = json.dumps({"schema_version": rec.schema_version, **rec.model_dump(exclude_defaults=True)},
+                                   separators=(",", ":"))
         atomic_write_text(tp.receipts, receipts_text)
 
         prov = Provenance(

@@ -21,8 +21,7 @@ def _serve(run: Path):
     from workbench.review.serve import voila_command
 
     port = free_port()
-    argv, env = voila_command(run, port)
-    url = f"http://127.0.0.1:{port}/"
+    argv, env, url = voila_command(run, port)
     return http_server(argv, url, env=env), url
 
 

@@ -41,7 +41,7 @@ def test_serve_on_a_busy_port_prints_the_bound_url_and_ctrl_c_stops_voila_and_it
                             env={**os.environ, "PYTHONWARNINGS": "ignore"})
     try:
         line = proc.stdout.readline()  # printed once Voila is up
-        url = re.search(r"at (http://127\.0\.0\.1:(\d+)/) \(Ctrl-C stops it\)", line)
+        url = re.search(r"at (http://127\.0\.0\.1:(\d+)/\?token=[\w-]+) \(Ctrl-C stops it\)", line)
         assert url, line
         assert int(url.group(2)) != asked  # the asked port was taken: the printed one is where Voila is
         page = urllib.request.urlopen(url.group(1), timeout=180).read().decode()  # runs the app in a kernel

@@ -20,10 +20,19 @@ from workbench.evidence import make_readonly, make_writable, manifest_text, read
 from workbench.io import sha256_file
 
 
-def get(server, path: str, host: str | None = None) -> tuple[int, dict, str]:
+AS_OWNER = "<the server's token>"
+
+
+def get(server, path: str, host: str | None = None, token: str | None = AS_OWNER,
+        headers: dict[str, str] | None = None) -> tuple[int, dict, str]:
+    """GET as the view's owner (with its token) unless ``token`` says otherwise (None: no token)."""
     conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=120)
     conn.putrequest("GET", path, skip_host=True)
     conn.putheader("Host", host or f"127.0.0.1:{server.port}")
+    if token is not None:
+        conn.putheader("Authorization", f"Bearer {server.token if token is AS_OWNER else token}")
+    for k, v in (headers or {}).items():
+        conn.putheader(k, v)
     conn.endheaders()
     r = conn.getresponse()
     body = r.read().decode("utf-8", errors="replace")
@@ -165,6 +174,26 @@ def test_requests_cannot_leave_the_trial(view, review_run, tmp_path):
     assert get(view, f"{base}/preview?path=../../run.json")[0] == 404  # only files of the manifest
     # a page elsewhere that rebinds its name to 127.0.0.1 is refused
     assert get(view, "/api/runs", host="evil.example:80")[0] == 403
+
+
+@pytest.mark.attack
+def test_only_the_holder_of_the_token_is_served(view):
+    """Rationales quote hidden targets: a process on the machine that does not hold the token (a CLI agent on
+    host networking) gets nothing, with or without a guessed token or another site's origin."""
+    for path in ("/", "/api/runs", "/run/run/trial/mini__oracle__1", "/api/run/run/trial/mini__oracle__1",
+                 "/run/run/trial/mini__oracle__1/file/scores.json"):
+        for token in (None, "", "wrong", view.token[:-1]):
+            status, _, body = get(view, path, token=token)
+            assert status == 403 and "ORACLE" not in body.upper() and "token" in body, (path, token, status)
+    assert get(view, "/api/runs", headers={"Origin": "http://evil.example"})[0] == 403
+    assert get(view, "/api/runs", headers={"Cookie": f"workbench-view-{view.port}=wrong"}, token=None)[0] == 403
+    # the printed URL: its token becomes a cookie (HttpOnly, SameSite=Strict) that serves the rest
+    status, headers, _ = get(view, f"/?token={view.token}", token=None)
+    cookie = headers["Set-Cookie"]
+    assert status == 200 and "HttpOnly" in cookie and "SameSite=Strict" in cookie
+    jar = cookie.split(";")[0]
+    assert get(view, "/api/runs", headers={"Cookie": jar}, token=None)[0] == 200
+    assert view.url.startswith(view.base) and view.token in view.url
 
 
 @pytest.mark.slow

@@ -22,8 +22,7 @@ def test_from_the_run_list_into_a_trial_and_into_the_reviewer(review_run, browse
     (trial(review_run) / "notebooks").mkdir()  # as the papermill engine leaves them (unexecuted here)
     shutil.copy(REPO / "notebooks" / "stages" / "03_scoring.ipynb", trial(review_run) / "notebooks")
     port = free_port()
-    argv, env = voila_command(review_run, port)
-    review_url = f"http://127.0.0.1:{port}/"
+    argv, env, review_url = voila_command(review_run, port)
     with http_server(argv, review_url, env=env):
         server = ViewServer(review_run.parent, review_url=review_url, poll_seconds=1)
         server.start()
@@ -44,7 +43,7 @@ def test_from_the_run_list_into_a_trial_and_into_the_reviewer(review_run, browse
             log.locator("button").click()  # read in the confined reader
             page.wait_for_selector(".preview pre:has-text('fine')", timeout=60_000)
             page.screenshot(path=str(ARTIFACTS / "view_trial.png"), full_page=True)
-            assert requested and all(u.startswith(server.url) for u in requested), requested  # offline
+            assert requested and all(u.startswith(server.base) for u in requested), requested  # offline
 
             with page.context.expect_page() as opened:
                 page.locator("ul.notebooks a", has_text="03_scoring.ipynb").click()

@@ -20,6 +20,8 @@ from .raw import MEMORY_FS, Exec, Key, RawRecord
 
 MAX_CODE_ROWS = 40
 MAX_LISTED = 2000
+MAX_PROCESSES = 50_000  # listed: a minimal process is ~300 bytes of receipts.json, which a reader must parse
+MAX_IMAGES = 64  # per process
 
 
 def package_of(chain: tuple[str, ...]) -> str | None:
@@ -81,8 +83,10 @@ def build(raw: RawRecord, *, inodes: dict[int, list[str]], env_dir: str | None, 
         first = p.execs[0].ns if p.execs else None
         parent = procs.get(p.parent) if p.parent else None
         if parent is not None and parent.images and (first is None or first > p.start):
-            inherited = _image_at(parent, p.start).model_copy(update={"inherited": True})
-            p.images.append(inherited)
+            i = _image_index(parent, p.start)
+            had = parent.images[i]
+            p.images.append(Image(name=had.name, origin=had.origin, dev=had.dev, ino=had.ino, sha256=had.sha256,
+                                  file=had.file, inherited=True, parent_image=i))
             p.spans.append((p.start, first))
         for i, e in enumerate(p.execs):
             until = p.execs[i + 1].ns if i + 1 < len(p.execs) else None
@@ -93,6 +97,10 @@ def build(raw: RawRecord, *, inodes: dict[int, list[str]], env_dir: str | None, 
                                   sha256=raw.program_hashes.get((e.dev, e.ino)), at_sec=sec(e.ns)))
             p.spans.append((e.ns, until))
     _loads(raw, procs, writable)
+    for key in sorted(procs, key=lambda k: (k[1], k[0])):  # a fork runs whatever code its parent had loaded
+        p = procs[key]
+        if p.images and p.images[0].inherited:
+            p.images[0].foreign_code |= procs[p.parent].images[p.images[0].parent_image].foreign_code
     reads = _reads(raw, procs, writable, inodes)
     files, wrote = _writes(raw, procs, inodes)
     cpu = _cpu_code(raw, procs, writable, tampered=bool(raw.taints))
@@ -112,8 +120,18 @@ def build(raw: RawRecord, *, inodes: dict[int, list[str]], env_dir: str | None, 
             libraries=sorted({x for im in p.images for x in im.libraries}),
             read=sorted(reads.get(key, ()))[:MAX_LISTED], wrote=sorted(wrote.get(key, ()))[:MAX_LISTED],
             cpu_code=cpu.get(key, [])))
+    problems = list(raw.problems)
+    if len(out) > MAX_PROCESSES:  # writers first (checks need them), then by CPU
+        problems.append(f"more than {MAX_PROCESSES} processes ({len(out)}); only {MAX_PROCESSES} are listed")
+        out.sort(key=lambda r: (not r.wrote, -r.cpu_sec))
+        out = out[:MAX_PROCESSES]
+    if any(len(p.execs) > MAX_IMAGES for p in procs.values()):
+        problems.append(f"a process executed more than {MAX_IMAGES} programs; only its first {MAX_IMAGES} are kept")
+        for r in out:
+            r.images = r.images[:MAX_IMAGES]
+            r.programs = r.programs[:MAX_IMAGES]
     out.sort(key=lambda r: (r.started_sec or 0, r.pid))
-    return Receipts(complete=raw.complete, problems=list(raw.problems)[:50], tampered=sorted(set(raw.taints))[:20],
+    return Receipts(complete=not problems, problems=problems[:50], tampered=sorted(set(raw.taints))[:20],
                     mechanism=raw.mechanism, processes=out, files=files,
                     total_cpu_sec=round(sum(p.cpu_ns for p in procs.values()) / 1e9, 4), sample_hz=raw.sample_hz)
 
@@ -200,7 +218,7 @@ def _reads(raw, procs, writable, inodes) -> dict[Key, set[str]]:
 
 def _writes(raw, procs, inodes) -> tuple[dict[str, list[Write]], dict[Key, set[str]]]:
     """Per file of the package: every (process, image) that wrote into its inode."""
-    files: dict[str, list[Write]] = {}
+    rows: dict[str, dict[tuple, Write]] = {}
     wrote: dict[Key, set[str]] = {}
     for w in raw.writes:
         paths = inodes.get(w.ino, []) if w.dev in raw.writable_devs else []
@@ -208,14 +226,13 @@ def _writes(raw, procs, inodes) -> tuple[dict[str, list[Write]], dict[Key, set[s
         if not paths:
             continue
         image = _image_index(p, w.ns) if p is not None and p.images else None
+        process = _name((w.pid, w.start)) if image is not None else None
         for rel in paths:
-            row = Write(process=_name((w.pid, w.start)) if image is not None else None, pid=w.pid,
-                        image=image)
-            if row not in files.setdefault(rel, []):
-                files[rel].append(row)
+            rows.setdefault(rel, {}).setdefault((process, w.pid, image), Write(process=process, pid=w.pid,
+                                                                               image=image))
             if image is not None:
                 wrote.setdefault((w.pid, w.start), set()).add(rel)
-    return files, wrote
+    return {rel: list(v.values()) for rel, v in rows.items()}, wrote
 
 
 def _image_index(p: _Proc, ns: int) -> int:

@@ -24,7 +24,7 @@ import re
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
 Origin = Literal["system", "environment", "submission", "tmp", "unknown"]
 TRUSTED: tuple[Origin, ...] = ("system", "environment")
@@ -51,6 +51,7 @@ class Image(BaseModel):
     file: str | None = None  # the package's file it was, for a program the submission ships
     at_sec: float | None = None  # since the replay's first exec
     inherited: bool = False
+    parent_image: int | None = None  # inherited: which of the parent's images (what it loaded is the parent's too)
     packages: list[str] = Field(default_factory=list)  # Python packages it loaded (read-only trees only)
     libraries: list[str] = Field(default_factory=list)  # shared libraries it loaded (read-only trees only)
     foreign_code: bool = False
@@ -88,14 +89,12 @@ class ProcessReceipt(BaseModel):
     ended_sec: float | None = None
     cpu_sec: float = 0.0
     peak_rss_mb: float | None = None
-    packages: list[str] = Field(default_factory=list)  # of every image
+    packages: list[str] = Field(default_factory=list)  # of every image (its own loads)
     libraries: list[str] = Field(default_factory=list)
     read: list[str] = Field(default_factory=list)  # evidence-relative files of the package it opened to read
     wrote: list[str] = Field(default_factory=list)  # evidence-relative files it closed after writing
     cpu_code: list[CodeTime] = Field(default_factory=list)  # largest first
 
-    def loaded(self, package: str) -> bool:
-        return any(im.loaded(package) for im in self.images)
 
 
 class Write(BaseModel):
@@ -117,11 +116,15 @@ class Receipts(BaseModel):
     files: dict[str, list[Write]] = Field(default_factory=dict)  # evidence-relative path -> its writers
     total_cpu_sec: float = 0.0
     sample_hz: int = 0
+    _by_key: dict[str, ProcessReceipt] | None = PrivateAttr(default=None)
 
     # --- what checks ask ---------------------------------------------------------------------------
 
     def by_key(self) -> dict[str, ProcessReceipt]:
-        return {p.key: p for p in self.processes}
+        """Processes by key (built once: checks ask for every writer of every file)."""
+        if self._by_key is None or len(self._by_key) != len(self.processes):
+            self._by_key = {p.key: p for p in self.processes}
+        return self._by_key
 
     def runs_of(self, program: str) -> list[ProcessReceipt]:
         """Processes that ran ``program`` (e.g. ``pw.x``): the file the kernel executed has that name, lives
@@ -134,8 +137,23 @@ class Receipts(BaseModel):
 
     def loaders_of(self, package: str) -> list[ProcessReceipt]:
         """Processes that loaded a Python package or a shared library of that name (``pyscf``, ``libmeep``)
-        from the system or the task's environment."""
-        return [p for p in self.processes if p.loaded(package)]
+        from the system or the task's environment (a fork holds what its parent had loaded)."""
+        return [p for p in self.processes if any(self.image_loaded(p, i, package) for i in range(len(p.images)))]
+
+    def image_loaded(self, p: ProcessReceipt, i: int, package: str) -> bool:
+        """Whether ``p``'s image ``i`` had ``package`` loaded: its own loads, and for a fork that had not
+        executed anything, its parent's image's (followed up to 64 generations)."""
+        for _ in range(64):
+            if i >= len(p.images):
+                return False
+            im = p.images[i]
+            if im.loaded(package):
+                return True
+            parent = self.by_key().get(p.parent or "")
+            if not im.inherited or im.parent_image is None or parent is None:
+                return False
+            p, i = parent, im.parent_image
+        return False
 
     def writers_of(self, path: str) -> list[Write]:
         """Who wrote ``path`` (evidence-relative), each (process, image) once."""
@@ -150,7 +168,7 @@ class Receipts(BaseModel):
         im = p.images[w.image]
         if program is not None:
             return not self.tampered and im.trusted and program_matches(im.name, program)
-        return im.loaded(package or "")
+        return self.image_loaded(p, w.image, package or "")
 
     def writer_name(self, w: Write) -> str:
         p = self.by_key().get(w.process or "")

@@ -12,13 +12,19 @@ Three things a user relies on are this module's job:
   session of its own (jupyter_client does that), so Ctrl-C or SIGTERM sends Voila SIGTERM (it shuts its
   kernels down), then kills what is left of the group and of its descendants;
 * **the page is offline**: the ``workbench`` Voila template (``jupyter/voila/templates/workbench``) is
-  the lab template without its CDN stylesheets and scripts.
+  the lab template without its CDN stylesheets and scripts;
+* **only whoever holds the token is served**: any process on the machine can reach 127.0.0.1 (a CLI agent
+  on host networking too), and the app shows hidden rubric targets and saves reviews that change R. So Voila
+  requires a token (jupyter_server's identity provider: pages, the kernel API and the kernels' websockets),
+  given to it in its environment (``JUPYTER_TOKEN``, never on its command line, which every user can
+  read) and printed in the URL; jupyter_server refuses websockets from other origins.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import secrets
 import signal
 import socket
 import subprocess
@@ -51,8 +57,10 @@ def app_notebook() -> Path:
     return nb
 
 
-def voila_command(run_dir: Path | str, port: int, store_url: str | None = None) -> tuple[list[str], dict[str, str]]:
-    """The argv and environment that serve the reviewer for ``run_dir`` on 127.0.0.1:``port``."""
+def voila_command(run_dir: Path | str, port: int, store_url: str | None = None, token: str | None = None
+                  ) -> tuple[list[str], dict[str, str], str]:
+    """The argv and environment that serve the reviewer for ``run_dir`` on 127.0.0.1:``port``, and the URL to
+    open (with the token every request needs; ``token`` None generates one)."""
     run = RunPaths(Path(run_dir).resolve())
     if not run.trials.is_dir():
         raise WorkbenchError(f"{run_dir}: no trials/ directory (not a run directory)")
@@ -60,15 +68,16 @@ def voila_command(run_dir: Path | str, port: int, store_url: str | None = None) 
         return os.pathsep.join(p for p in (str(path), os.environ.get(var)) if p)
 
     # the kernels import this very workbench (a checkout's, not another one installed in the venv)
+    token = token or secrets.token_urlsafe(32)
     env = {**os.environ, "WORKBENCH_REVIEW_RUN": str(run.root), "JUPYTER_PATH": first(TEMPLATES, "JUPYTER_PATH"),
-           "PYTHONPATH": first(PACKAGE_ROOT, "PYTHONPATH")}
+           "PYTHONPATH": first(PACKAGE_ROOT, "PYTHONPATH"), "JUPYTER_TOKEN": token}
     if store_url:
         env["WORKBENCH_STORE_URL"] = store_url
     argv = [sys.executable, "-m", "voila", str(app_notebook()), f"--port={port}", "--no-browser",
             "--Voila.ip=127.0.0.1", f"--template={TEMPLATE}", "--show_tracebacks=True",
             f"--MappingKernelManager.cull_idle_timeout={CULL_IDLE_SECONDS}",
-            "--MappingKernelManager.cull_interval=60"]
-    return argv, env
+            "--MappingKernelManager.cull_interval=60", "--Voila.auto_token=True"]  # the token: JUPYTER_TOKEN
+    return argv, env, f"http://127.0.0.1:{port}/?token={token}"
 
 
 def _answers(port: int) -> bool:
@@ -84,7 +93,8 @@ class ReviewServer:
 
     def __init__(self, run_dir: Path | str, port: int, store_url: str | None = None, *, log: TextIO | None = None,
                  timeout: float = START_TIMEOUT):
-        argv, env = voila_command(run_dir, port, store_url)
+        argv, env, _ = voila_command(run_dir, port, store_url)
+        self.token = env["JUPYTER_TOKEN"]
         self.url: str | None = None
         self._log = log
         self._tail: deque[str] = deque(maxlen=30)
@@ -112,8 +122,8 @@ class ReviewServer:
             if _RUNNING_AT in line:
                 announced = True
             match = _URL.search(line)
-            if announced and match and self.url is None:
-                self.url = match.group(0)
+            if announced and match and self.url is None:  # the port it bound (its log masks the token)
+                self.url = f"http://127.0.0.1:{match.group(1)}/?token={self.token}"
                 self._ready.set()
         self._ready.set()  # Voila exited
 

@@ -52,7 +52,7 @@ log = logging.getLogger(__name__)
 TRACEFS = Path("/sys/kernel/tracing")
 READY = "WORKBENCH-RECORDER-READY"
 SAMPLE_HZ = 99
-MAX_LINES = 2_000_000  # events kept from eBPF
+MAX_LINES = 1_000_000  # events read from eBPF (each kept one is a few hundred bytes at most)
 MAX_SAMPLE_KEYS = 500_000  # distinct (process, instruction address) sample keys
 MAX_PROGRAM_BYTES = 1 << 30
 END_WAIT_SEC = 10.0
@@ -61,12 +61,15 @@ _FILE = r"""$f = (struct file *)*(curtask->files->fdt->fd + {fd});
   $i = (struct inode *)$f->f_inode;
   $sb = (struct super_block *)$i->i_sb;
   $d = (struct dentry *)$f->f_path.dentry;"""
-# a write into a file of the volume ($4), printed once per (process, file, address space): exec makes a new one
+# a write into a file of the volume ($4), printed once per (process, file, address space): exec makes a new
+# one. The process is (pid, start time): a pid reused with a recycled address space is another key
 _WROTE = r"""if ({fd} >= 0 && {fd} < curtask->files->fdt->max_fds) {{
     $w = (struct file *)*(curtask->files->fdt->fd + {fd});
     $wi = (struct inode *)$w->f_inode;
-    if (((struct super_block *)$wi->i_sb)->s_dev == $4 {mode}&& @wrote[pid, $wi->i_ino, (uint64)curtask->mm] == 0) {{
-      @wrote[pid, $wi->i_ino, (uint64)curtask->mm] = 1;
+    $s = curtask->group_leader->start_time;
+    $m = (uint64)curtask->mm;
+    if (((struct super_block *)$wi->i_sb)->s_dev == $4 {mode}&& @wrote[pid, $s, $wi->i_ino, $m] == 0) {{
+      @wrote[pid, $s, $wi->i_ino, $m] = 1;
       printf("%llu W %d %llu %llu %lu\n", $2, ME, nsecs, $wi->i_ino);
     }}
   }}"""
@@ -212,6 +215,7 @@ class Recorder:
         self._ends: set[int] = set()
         self._lines = 0
         self._last_map: dict[tuple[int, int, int], int] = {}  # file mappings whose "P" line is still to come
+        self._opened: set[tuple[int, int, int, int]] = set()
         self._proc: subprocess.Popen | None = None
         self._reader: threading.Thread | None = None
         self._stopped = False
@@ -273,7 +277,9 @@ class Recorder:
             elif kind == "O":
                 pid, start, ns, mode, dev, ino, magic, chain = rest.split(" ", 7)
                 o = Open(int(pid), int(start), int(ns), int(mode), int(dev), int(ino), int(magic, 16), _chain(chain))
-                if self._keep(o):
+                seen = (o.pid, o.start, o.dev, o.ino)
+                if seen not in self._opened and self._keep(o):  # once per process and file
+                    self._opened.add(seen)
                     rec.opens.append(o)
             elif kind == "E":
                 pid, start, ppid, pstart, ns, dev, ino, magic, lo, hi, name = rest.split(" ", 10)

@@ -16,14 +16,24 @@ Runs and trials are found by name among what is on disk, never by joining a requ
 files are served only from inside the trial (:mod:`.files`). Pages may run only the view's own script
 (Content-Security-Policy), and a request whose Host is not this loopback address is refused (a web
 page elsewhere cannot reach the view by DNS rebinding).
+
+**Only whoever holds the token is served.** The view shows leaf rationales that quote hidden targets and
+evidence the scoring service withholds, and any process on the machine can reach 127.0.0.1 (a CLI agent on
+host networking included). So every request needs the view's token, generated at start and printed in its
+URL (``?token=``): the first page sets it as a cookie (HttpOnly, SameSite=Strict, so other sites' pages
+never send it), and an ``Authorization: Bearer`` header works for scripts. A request from another origin
+(its ``Origin`` header) is refused too.
 """
 
 from __future__ import annotations
 
+import hmac
 import json
 import logging
+import secrets
 import threading
 from functools import lru_cache
+from http.cookies import SimpleCookie
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -129,16 +139,40 @@ class View:
         return 200, "application/json", json.dumps(data, default=str).encode(), APP_CSP
 
 
-def _handler(view: View, hosts: set[str]):
+def _handler(view: View, hosts: set[str], token: str, cookie: str):
     class Handler(BaseHTTPRequestHandler):
         server_version = "workbench-view"
 
+        def _authorized(self, query: dict[str, list[str]]) -> bool:
+            offered = [*query.get("token", [])]
+            auth = self.headers.get("Authorization", "")
+            if auth.startswith("Bearer "):
+                offered.append(auth[7:].strip())
+            jar = SimpleCookie()
+            try:
+                jar.load(self.headers.get("Cookie", ""))
+            except Exception:
+                pass
+            if cookie in jar:
+                offered.append(jar[cookie].value)
+            return any(hmac.compare_digest(t.encode(), token.encode()) for t in offered)
+
         def do_GET(self):  # noqa: N802 (the standard library's name)
             url = urlsplit(self.path)
+            query = parse_qs(url.query)
             if self.headers.get("Host", "") not in hosts:
                 return self._send(403, "text/plain; charset=utf-8", b"refused: unexpected Host header", FILE_CSP)
+            origin = self.headers.get("Origin")
+            if origin is not None and origin.removeprefix("http://") not in hosts:
+                return self._send(403, "text/plain; charset=utf-8", b"refused: a request from another origin",
+                                  FILE_CSP)
+            if not self._authorized(query):
+                return self._send(403, "text/plain; charset=utf-8",
+                                  b"refused: open the URL `workbench view` printed (it holds the view's token)",
+                                  FILE_CSP)
+            self._set_cookie = query.get("token") is not None
             try:
-                self._send(*view.get(url.path, parse_qs(url.query)))
+                self._send(*view.get(url.path, query))
             except Refused as exc:
                 self._send(403, "text/plain; charset=utf-8", f"refused: {exc}".encode(), FILE_CSP)
             except (NotFound, FileNotFoundError, NotADirectoryError) as exc:
@@ -150,6 +184,8 @@ def _handler(view: View, hosts: set[str]):
 
         def _send(self, status: int, ctype: str, body: bytes, csp: str) -> None:
             self.send_response(status)
+            if getattr(self, "_set_cookie", False):
+                self.send_header("Set-Cookie", f"{cookie}={token}; Path=/; HttpOnly; SameSite=Strict")
             self.send_header("Content-Type", ctype)
             self.send_header("Content-Length", str(len(body)))
             self.send_header("Content-Security-Policy", csp)
@@ -166,20 +202,28 @@ def _handler(view: View, hosts: set[str]):
 
 
 class ViewServer:
-    """The view on 127.0.0.1:``port`` (0: any free port; :attr:`url` says which it bound)."""
+    """The view on 127.0.0.1:``port`` (0: any free port; :attr:`url` says which it bound, with the token
+    every request needs; ``token`` None generates one)."""
 
     def __init__(self, root: Path | str, *, port: int = 0, review_url: str | None = None,
-                 poll_seconds: float = 3.0):
+                 poll_seconds: float = 3.0, token: str | None = None):
         self.view = View(Path(root), review_url, poll_seconds)
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), _handler(self.view, set()))
+        self.token = token or secrets.token_urlsafe(32)
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), _handler(self.view, set(), self.token, ""))
         self.port = self.httpd.server_address[1]
         hosts = {f"127.0.0.1:{self.port}", f"localhost:{self.port}"}
-        self.httpd.RequestHandlerClass = _handler(self.view, hosts)
+        self.httpd.RequestHandlerClass = _handler(self.view, hosts, self.token, f"workbench-view-{self.port}")
         self.httpd.daemon_threads = True
 
     @property
-    def url(self) -> str:
+    def base(self) -> str:
+        """The view's address, without its token."""
         return f"http://127.0.0.1:{self.port}/"
+
+    @property
+    def url(self) -> str:
+        """The address to open: the first page sets the token as a cookie."""
+        return f"{self.base}?token={self.token}"
 
     def serve_forever(self) -> None:
         self.httpd.serve_forever(poll_interval=0.2)
