@@ -55,7 +55,7 @@ while [ $SECONDS -lt 1 ]; do :; done
 """
 
 
-def test_a_program_is_the_file_the_kernel_executed_not_a_path_string(attack, tmp_path):
+def test_a_program_is_the_file_the_kernel_executed_not_a_path_string(attack, tmp_path, backend):
     """A script of the submission's named pw.x, run through paths that start like the system's, through /tmp
     and through a link, and the system's python3 run under the name pw.x: none is pw.x."""
     task = receipts_task(tmp_path / "t", [
@@ -78,10 +78,13 @@ open('results/python.out', 'w').write('!    total energy = -15.84 Ry')"
     r, by = receipts(out), by_id(out)
     assert r.complete, r.problems
     assert by["ran"].score == 0.0 and "pw.x ran 0 time(s)" in by["ran"].rationale
-    assert by["written"].score == 0.0 and "5 of 5 file(s) not written by pw.x" in by["written"].rationale
+    written = by["written"].rationale
+    # docker mounts /tmp noexec: the script copied there does not run at all
+    made = 5 if backend == "bwrap" else 4
+    assert by["written"].score == 0.0 and f"{made} of {made} file(s) not written by pw.x" in written, written
     # what the kernel executed: bash (the script's interpreter) and python, each where it really lives
     fake = [im for p in r.processes for im in p.images if im.named and "pw.x" in im.named and not im.inherited]
-    assert len(fake) == 5 and {im.name for im in fake} == {"bash", r.runs_of("python3")[0].program}, fake
+    assert len(fake) == made and {im.name for im in fake} <= {"bash", r.runs_of("python3")[0].program}, fake
     assert {im.origin for im in fake if im.name == "bash"} == {"system", "environment"} & {
         im.origin for im in fake}  # bash itself is the system's; the script it ran is only its input
     assert all(im.name != "pw.x" for p in r.processes for im in p.images)
@@ -179,7 +182,7 @@ json.dump({'value': 42}, open('results/value.json', 'w'))"
 SECRET = "#!/bin/sh\necho host secret\n"
 
 
-def test_the_host_never_opens_a_path_the_sandbox_named(attack, tmp_path):
+def test_the_host_never_opens_a_path_the_sandbox_named(attack, tmp_path, backend):
     """The sandbox executes /usr/../tmp/NAME, where the host has a FIFO of that name (reading it would block
     the workbench for ever) and /usr/bin/../../tmp/NAME2, where the host keeps a secret file: neither is opened,
     the programs are the submission's, and no hash of a host file appears."""
@@ -209,8 +212,10 @@ printf '#!/bin/sh\\necho ran\\n' > {fifo} && chmod +x {fifo} && cp {fifo} {secre
     out = done["out"]
     r = receipts(out)
     ran = [im for p in r.processes for im in p.images if im.named and tag in im.named]
-    # the kernel executed the system's shell on the sandbox's scripts; nothing of the host's was read
-    assert len(ran) == 2 and all(im.name in ("sh", "dash") and im.origin == "system" for im in ran), ran
+    # the kernel executed the system's shell on the sandbox's scripts (docker's /tmp is noexec: nothing ran
+    # there); nothing of the host's was read
+    assert len(ran) == (2 if backend == "bwrap" else 0), ran
+    assert all(im.name in ("sh", "dash") and im.origin == "system" for im in ran), ran
     assert all(im.sha256 != hashlib.sha256(SECRET.encode()).hexdigest() for p in r.processes for im in p.images)
     assert by_id(out)["ran"].score == 0.0
 
