@@ -80,3 +80,61 @@ def test_sigterm_or_a_closed_terminal_stops_it_too(review_run, sig):
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+@pytest.mark.attack
+def test_a_client_without_the_token_cannot_reach_the_app_its_kernel_or_save_a_review(review_run):
+    """Any process on the machine can reach 127.0.0.1 (a CLI agent on host networking too): without the token
+    it gets no page, no kernel and no websocket to the reviewer's kernel, so it cannot drive the widgets that
+    save a review; with the token from another site's page, the websocket is refused too."""
+    import asyncio
+    import http.client
+    from urllib.parse import urlsplit
+
+    from tornado.httpclient import HTTPClientError, HTTPRequest
+    from tornado.websocket import websocket_connect
+
+    from workbench.review.serve import ReviewServer
+    from workbench.store import Store
+
+    server = ReviewServer(review_run, free_port())
+    try:
+        base = server.url.split("?")[0]
+        port = urlsplit(base).port
+        page = urllib.request.urlopen(base, timeout=60).read().decode()  # no token: the login form, not the app
+        assert "Leaf review" not in page and "token" in page.lower()
+        assert not [p for p in psutil.Process(server.proc.pid).children(recursive=True)
+                    if "ipykernel" in " ".join(p.cmdline())]  # and no kernel was started for it
+        for path in ("/api/kernels", "/api/kernels/x/channels", "/voila/api/shutdown/x"):
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            conn.request("GET", path)
+            answer = conn.getresponse()
+            assert answer.status == 403 or (answer.status == 302 and answer.getheader("Location").startswith(
+                "/login")), (path, answer.status)
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=180)  # the owner: the app, a kernel
+        conn.request("GET", urlsplit(server.url).path + "?" + urlsplit(server.url).query)
+        answer = conn.getresponse()
+        app = answer.read().decode()
+        assert "Leaf review" in app
+        login = "; ".join(c.split(";")[0] for c in answer.headers.get_all("Set-Cookie") or [])
+        kernel = re.search(r"kernelId[\"']?\s*[:=]\s*[\"']([0-9a-f-]{36})", app).group(1)
+
+        async def channels(headers: dict[str, str], query: str = "") -> str:
+            url = f"ws://127.0.0.1:{port}/api/kernels/{kernel}/channels{query}"
+            try:
+                ws = await websocket_connect(HTTPRequest(url, headers=headers, connect_timeout=30))
+            except HTTPClientError as exc:
+                return f"refused {exc.code}"
+            ws.close()
+            return "open"
+
+        origin = {"Origin": f"http://127.0.0.1:{port}"}
+        assert asyncio.run(channels(origin)) == "refused 403"  # no token: no channel to the widgets' kernel
+        assert asyncio.run(channels(origin, "?token=wrong")) == "refused 403"
+        # the owner's login cookie, sent by a page of another site the owner's browser has open: refused
+        assert login and asyncio.run(channels({"Origin": "http://evil.example", "Cookie": login})) == "refused 403"
+        assert asyncio.run(channels({**origin, "Cookie": login})) == "open"  # the owner's own page
+        assert asyncio.run(channels(origin, f"?token={server.token}")) == "open"
+        assert Store.for_run(review_run).reviews_for("run").empty
+    finally:
+        server.stop()

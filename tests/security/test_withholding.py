@@ -5,6 +5,7 @@ A fault caused by what the submission wrote is the submission's failure: the lea
 
 from __future__ import annotations
 
+import json
 import subprocess
 
 import pytest
@@ -13,6 +14,7 @@ from tests.conftest import config, write_files, write_task
 from tests.security.conftest import hostile_task
 from workbench.evidence import verify
 from workbench.pipeline import run_trial
+from workbench.reader import for_reader
 from workbench.task import load_task
 
 pytestmark = [pytest.mark.attack, pytest.mark.slow]
@@ -28,6 +30,8 @@ def test_a_400_digit_number_where_a_float_is_expected(attack):
     v1 = _v1(out)
     assert (v1.status, v1.score) == ("scored", 0.0) and "not a number" in v1.rationale
     assert not out.scores.needs_rescoring
+    # what a reader is handed of it is bounded, whatever the submission made of the provenance
+    assert len(json.dumps(for_reader(out.prov.model_dump(), ["submission/results/value.json"]))) < 50_000
 
 
 def test_json_nested_a_hundred_thousand_deep(attack):
@@ -86,3 +90,23 @@ def test_directories_nested_deeper_than_a_recursive_walk_or_path_max_allow(tmp_p
     assert rec.outcome["replay"] == "succeeded" and rec.outcome["R"] > 0 and not rec.outcome["needs_rescoring"]
     prov = (tmp_path / "run" / "trials" / rec.id / "replay" / "provenance.json").read_text()
     assert "nested deeper than 128 directories" in prov  # not frozen, and said so
+
+
+def test_a_provenance_bloated_by_long_named_sources_does_not_keep_the_reader_from_starting(attack, tmp_path):
+    """Twelve thousand sources with 240-character names make the provenance megabytes (their hashes are in
+    it twice); a reader of the task's memory must still start, so the failing replay scores 0, not
+    withheld."""
+    task = hostile_task(tmp_path / "bloat", max_files=20000)
+    toml = (tmp_path / "bloat" / "task.toml").read_text()
+    (tmp_path / "bloat" / "task.toml").write_text(toml.replace("memory_mb = 512", "memory_mb = 200")
+                                                  .replace("storage_mb = 64", "storage_mb = 512"))
+    task = load_task(tmp_path / "bloat")
+    files = {f"src/d{i // 1000}/{'s' * 240}{i}.py": "" for i in range(12000)}
+    out = attack("exit 3\n", files=files, task_=task)
+    assert len(out.prov.source_hashes_before) >= 12000
+    assert (out.trial / "replay" / "provenance.json").stat().st_size > 5_000_000
+    e1 = next(lf for lf in out.scores.leaves if lf.id == "e1")
+    assert (e1.status, e1.score) == ("scored", 0.0) and "exited with code 3" in e1.rationale, e1
+    assert not out.scores.needs_rescoring
+    # what a reader is handed of it is bounded, whatever the submission made of the provenance
+    assert len(json.dumps(for_reader(out.prov.model_dump(), ["submission/results/value.json"]))) < 50_000
