@@ -1,10 +1,12 @@
-"""What recording execution receipts costs: the demo replay (PySCF, threaded) with and without the recorder.
+"""What recording execution receipts costs: the demo replay (PySCF, threaded) with the recorder off, on
+without the CPU profile (``WORKBENCH_CPU_SAMPLES=0``), and on as every replay records (with it).
 
     .venv/bin/python benchmarks/receipts_overhead.py --repeat 4 --json benchmarks/receipts_overhead.json
 
-Runs are interleaved (off, on, off, on, ...) so that a noisy machine hurts both alike; the ratio of the
-medians is the overhead. The recorder's start (bpftrace attaching its probes) happens before the
-replay's clock starts and is reported separately, as it is paid once per replay.
+Runs are interleaved (off, no-profile, on, off, ...) so that a noisy machine hurts all alike; ratios of the
+medians are the overheads; the CPU attribution's own cost is "on" against "no-profile". The recorder's
+start (bpftrace attaching its probes) happens before the replay's clock starts and is reported separately,
+as it is paid once per replay.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ def main() -> None:
     from workbench.env import install_env
     from workbench.replay import replay
     from workbench.sandbox.recorder import Recorder
+    from workbench.sandbox.volume import Volume
     from workbench.task import load_task
 
     ap = argparse.ArgumentParser()
@@ -34,12 +37,14 @@ def main() -> None:
     args = ap.parse_args()
     task = load_task(REPO / "tasks" / "h2-pes")
     install_env(task)
-    walls: dict[str, list[float]] = {"off": [], "on": []}
-    totals: dict[str, list[float]] = {"off": [], "on": []}
+    modes = ("off", "no_profile", "on")
+    walls: dict[str, list[float]] = {m: [] for m in modes}
+    totals: dict[str, list[float]] = {m: [] for m in modes}
     sizes = []
     for _ in range(args.repeat):
-        for mode in ("off", "on"):
-            os.environ["WORKBENCH_RECEIPTS"] = "1" if mode == "on" else "0"
+        for mode in modes:
+            os.environ["WORKBENCH_RECEIPTS"] = "0" if mode == "off" else "1"
+            os.environ["WORKBENCH_CPU_SAMPLES"] = "0" if mode == "no_profile" else "1"
             out = Path(tempfile.mkdtemp(prefix="bench-receipts-")) / "t"
             t0 = time.perf_counter()
             prov = replay(task, task.paths.solution, out)
@@ -47,19 +52,28 @@ def main() -> None:
             walls[mode].append(prov.wall_sec)
             if mode == "on":
                 r = json.loads((out / "replay" / "receipts.json").read_text())
+                samples = sum(c["cpu_sec"] for p in r["processes"] for c in p.get("cpu_code", []))
                 sizes.append({"processes": len(r["processes"]), "files": len(r["files"]), "complete": r["complete"],
-                              "bytes": (out / "replay" / "receipts.json").stat().st_size})
+                              "bytes": (out / "replay" / "receipts.json").stat().st_size,
+                              "cpu_sec": r.get("total_cpu_sec"), "cpu_sec_sampled": round(samples, 2)})
+    os.environ.pop("WORKBENCH_CPU_SAMPLES", None)
     attach = []
-    for _ in range(3):
-        t0 = time.perf_counter()
-        with Recorder(2_999_999, None):
-            attach.append(time.perf_counter() - t0)
+    staging = Path(tempfile.mkdtemp(prefix="bench-recorder-"))
+    volume = Volume.create(staging / "vol", 64, 1000)
+    try:
+        for _ in range(3):
+            t0 = time.perf_counter()
+            with Recorder(2_999_999, volume.root):
+                attach.append(time.perf_counter() - t0)
+    finally:
+        volume.release()
     med = {k: statistics.median(v) for k, v in walls.items()}
     tot = {k: statistics.median(v) for k, v in totals.items()}
     result = {"measured_at": time.strftime("%Y-%m-%d"), "task": task.id, "repeat": args.repeat,
-              "replay_wall_sec_off": round(med["off"], 2), "replay_wall_sec_on": round(med["on"], 2),
+              **{f"replay_wall_sec_{m}": round(med[m], 2) for m in modes},
               "replay_overhead_pct": round(100 * (med["on"] / med["off"] - 1), 1),
-              "replay_total_sec_off": round(tot["off"], 2), "replay_total_sec_on": round(tot["on"], 2),
+              "cpu_profile_overhead_pct": round(100 * (med["on"] / med["no_profile"] - 1), 1),
+              **{f"replay_total_sec_{m}": round(tot[m], 2) for m in modes},
               "total_overhead_pct": round(100 * (tot["on"] / tot["off"] - 1), 1),
               "recorder_attach_sec": round(statistics.median(attach), 2), "receipts": sizes[-1],
               "walls": {k: [round(x, 2) for x in v] for k, v in walls.items()}}
