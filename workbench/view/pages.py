@@ -236,12 +236,15 @@ def _receipts(tp: TrialPaths) -> str:
     rows = []
     for p in rc.processes[:MAX_PROCESSES]:
         wrote = ", ".join(p.wrote[:4]) + (f" (+{len(p.wrote) - 4})" if len(p.wrote) > 4 else "")
-        rows.append(f"<tr><td class='num'>{p.pid}</td><td class='mono'>{e(p.program)}</td><td>{e(p.origin)}</td>"
-                    f"<td class='num'>{p.cpu_sec:.2f}</td><td class='num'>{num(p.peak_rss_mb, 1)}</td>"
+        spent = ", ".join(f"{c.code} {c.cpu_sec:.1f}" for c in p.cpu_code[:3])  # where its CPU went (sampled)
+        rows.append(f"<tr><td class='num'>{p.pid}</td><td class='mono'>{e(' → '.join(p.programs[-3:]))}</td>"
+                    f"<td>{e(p.origin)}</td><td class='num'>{p.cpu_sec:.2f}</td><td class='mono'>{e(spent)}</td>"
+                    f"<td class='num'>{num(p.peak_rss_mb, 1)}</td>"
                     f"<td>{e(', '.join(p.packages[:6]))}</td><td class='mono'>{e(wrote)}</td></tr>")
     more = len(rc.processes) - MAX_PROCESSES
     return (head + f"<h3>{len(rc.processes)} process(es)</h3><table class='processes'><tr><th>pid</th>"
-            "<th>program</th><th>origin</th><th>CPU s</th><th>peak MB</th><th>packages</th><th>wrote</th></tr>"
+            "<th>programs</th><th>origin</th><th>CPU s</th><th>CPU in</th><th>peak MB</th><th>packages</th>"
+            "<th>wrote</th></tr>"
             + "".join(rows) + "</table>" + (f"<p class='muted'>… {more} more</p>" if more > 0 else ""))
 
 
