@@ -154,11 +154,9 @@ def _processes(raw: RawRecord) -> dict[Key, _Proc]:
         p = get(e.pid, e.start)
         p.execs.append(e)
         p.ppid, p.parent = e.ppid, p.parent or (e.ppid, e.pstart)
-    for x in raw.exits:
+    for x in raw.exits.values():
         p = get(x.pid, x.start)
-        p.end = max(p.end or 0, x.ns)
-        p.cpu_ns += x.utime + x.stime
-        p.rss_pages = max(p.rss_pages, x.rss_pages)
+        p.end, p.cpu_ns, p.rss_pages = x.ns, x.cpu_ns, x.rss_pages
     for o in raw.opens:
         get(o.pid, o.start)
     for m in raw.maps:

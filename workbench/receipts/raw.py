@@ -93,13 +93,12 @@ class Mapping:
 
 @dataclass(frozen=True, slots=True)
 class Exit:
-    """One thread's exit, with the kernel's accounting of it (CPU ns, peak resident pages of the process)."""
+    """A process's threads' exits, summed: the kernel's CPU accounting (ns), the peak resident pages of the
+    process, and when its last thread exited."""
 
     pid: int
-    tid: int
     start: int
-    utime: int
-    stime: int
+    cpu_ns: int
     rss_pages: int
     ns: int
 
@@ -125,7 +124,7 @@ class RawRecord:
     forks: list[Fork] = field(default_factory=list)
     opens: list[Open] = field(default_factory=list)
     maps: list[Mapping] = field(default_factory=list)
-    exits: list[Exit] = field(default_factory=list)
+    exits: dict[Key, Exit] = field(default_factory=dict)
     writes: list[WriteEvent] = field(default_factory=list)
     samples: dict[tuple[int, int, int], int] = field(default_factory=dict)  # (pid, start, ip; 0 = kernel) -> n
     sample_hz: int = 0

@@ -13,7 +13,7 @@ parent of its own, which outlives the container: its memory high-water mark is t
 same file bwrap reads), then it is removed.
 
 Execution receipts come from the same recorder as bwrap's (:func:`.recorder.start_for`: eBPF filtered by
-the container's host uid, fanotify on the submission's volume). Programs run from the image, whose read-only
+the container's host uid, writes into the submission's volume by inode). Programs run from the image, whose read-only
 filesystem is their origin (the kernel says which device each executed file was on); their hashes are read
 from the stopped container (``get_archive``, :func:`hash_image_programs`), not from the host.
 

@@ -54,6 +54,7 @@ READY = "WORKBENCH-RECORDER-READY"
 SAMPLE_HZ = 99
 MAX_LINES = 1_000_000  # events read from eBPF (each kept one is a few hundred bytes at most)
 MAX_SAMPLE_KEYS = 500_000  # distinct (process, instruction address) sample keys
+MAX_KEPT = 200_000  # of each kind of event kept (execs, forks, opens, mappings, writes, processes' exits)
 MAX_PROGRAM_BYTES = 1 << 30
 END_WAIT_SEC = 10.0
 
@@ -155,7 +156,7 @@ def available() -> tuple[bool, str]:
     if os.environ.get("WORKBENCH_RECEIPTS", "1") == "0":
         return False, "switched off (WORKBENCH_RECEIPTS=0)"
     if os.geteuid() != 0:
-        return False, "needs root (eBPF and fanotify)"
+        return False, "needs root (eBPF)"
     if shutil.which("bpftrace") is None:
         return False, "bpftrace is not installed (Debian: apt-get install bpftrace)"
     if not (TRACEFS / "events").is_dir():
@@ -284,21 +285,29 @@ class Recorder:
                 pid, start, ns, mode, dev, ino, magic, chain = rest.split(" ", 7)
                 o = Open(int(pid), int(start), int(ns), int(mode), int(dev), int(ino), int(magic, 16), _chain(chain))
                 seen = (o.pid, o.start, o.dev, o.ino)
-                if seen not in self._opened and self._keep(o):  # once per process and file
-                    self._opened.add(seen)
+                if seen not in self._opened and self._keep(o) and self._room("opens", rec.opens):
+                    self._opened.add(seen)  # once per process and file
                     rec.opens.append(o)
             elif kind == "E":
                 pid, start, ppid, pstart, ns, dev, ino, magic, lo, hi, name = rest.split(" ", 10)
-                rec.execs.append(Exec(int(pid), int(start), int(ppid), int(pstart), int(ns), int(dev), int(ino),
-                                      int(magic, 16), int(lo, 16), int(hi, 16), name))
+                if self._room("execs", rec.execs):
+                    rec.execs.append(Exec(int(pid), int(start), int(ppid), int(pstart), int(ns), int(dev), int(ino),
+                                          int(magic, 16), int(lo, 16), int(hi, 16), name))
             elif kind == "F":
                 pid, start, name = rest.split(" ", 2)
-                rec.named.setdefault((int(pid), int(start)), []).append(name)
+                key = (int(pid), int(start))
+                if key in rec.named or self._room("execs", rec.named):
+                    named = rec.named.setdefault(key, [])
+                    if len(named) < 64:
+                        named.append(name)
             elif kind == "N":
                 ppid, pstart, child, ns = rest.split(" ")
-                rec.forks.append(Fork(int(ppid), int(pstart), int(child), int(ns)))
+                if self._room("forks", rec.forks):
+                    rec.forks.append(Fork(int(ppid), int(pstart), int(child), int(ns)))
             elif kind == "M":
                 pid, start, ns, addr, length, prot, dev, ino, magic, chain = rest.split(" ", 9)
+                if not self._room("mappings", rec.maps):
+                    return
                 rec.maps.append(Mapping(int(pid), int(start), int(ns), int(addr, 16), int(length), int(dev), int(ino),
                                         int(magic, 16), _chain(chain), writable=bool(int(prot) & 2)))
                 if len(self._last_map) < 1024:
@@ -310,25 +319,40 @@ class Recorder:
                     rec.maps[i] = replace(rec.maps[i], chain=_chain(chain) + rec.maps[i].chain)
             elif kind == "A":
                 pid, start, ns, addr, length = rest.split(" ")
-                rec.maps.append(Mapping(int(pid), int(start), int(ns), int(addr, 16), int(length)))
+                if self._room("mappings", rec.maps):
+                    rec.maps.append(Mapping(int(pid), int(start), int(ns), int(addr, 16), int(length)))
             elif kind == "W":
                 pid, start, ns, ino = rest.split(" ")
-                rec.writes.append(WriteEvent(int(pid), int(start), int(ns), self.volume_dev, int(ino)))
+                if self._room("writes", rec.writes):
+                    rec.writes.append(WriteEvent(int(pid), int(start), int(ns), self.volume_dev, int(ino)))
             elif kind == "T":
                 pid, start, what = rest.split(" ", 2)
                 if len(rec.taints) < 50:
                     rec.taints.append(f"process {pid} used {what}")
             elif kind == "X":
                 pid, tid, start, ut, st, rss, ns = rest.split(" ")
-                rec.exits.append(Exit(int(pid), int(tid), int(start), int(ut), int(st), int(rss), int(ns)))
+                key = (int(pid), int(start))
+                was = rec.exits.get(key)
+                if was is None and self._room("processes' exits", rec.exits):
+                    rec.exits[key] = Exit(key[0], key[1], int(ut) + int(st), int(rss), int(ns))
+                elif was is not None:  # another thread of the process: its CPU adds up
+                    rec.exits[key] = Exit(key[0], key[1], was.cpu_ns + int(ut) + int(st), max(was.rss_pages, int(rss)),
+                                          max(was.ns, int(ns)))
         except ValueError:
             self._problem(f"eBPF: unparsed line: {line[:200]}")
+
+    def _room(self, kind: str, kept) -> bool:
+        """Whether one more event of ``kind`` may be kept; when not, the record is incomplete."""
+        if len(kept) < MAX_KEPT:
+            return True
+        self._problem(f"eBPF: more than {MAX_KEPT} {kind} events; the rest were not kept")
+        return False
 
     def _keep(self, o: Open) -> bool:
         """Opens worth keeping: the volume's files read, shared libraries and Python packages, and /proc/*/mem
         opened for writing (which taints the whole replay's code)."""
         if o.magic == PROC_FS:
-            if o.chain and o.chain[-1] == "mem" and o.mode & 2:
+            if o.chain and o.chain[-1] == "mem" and o.mode & 2 and len(self.record.taints) < 50:
                 self.record.taints.append(f"process {o.pid} opened /proc/*/mem for writing")
             return False
         if o.dev in self.record.writable_devs:
