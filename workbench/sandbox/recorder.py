@@ -224,6 +224,8 @@ class Recorder:
         self._proc: subprocess.Popen | None = None
         self._reader: threading.Thread | None = None
         self._stopped = False
+        self._closed = False
+        self._lock = threading.Lock()
 
     def __enter__(self) -> Recorder:
         self._nonce = str(secrets.randbits(62))
@@ -248,13 +250,16 @@ class Recorder:
         mark = self._nonce.encode() + b" "
         try:
             for raw in self._proc.stdout:
-                if raw.startswith(mark):
-                    self._event(raw[len(mark):].decode("utf-8", "surrogateescape").rstrip("\n"))
-                elif raw.strip() == READY.encode():
-                    self._ready.set()
-                elif raw.startswith(b"Lost ") or b" lost " in raw.lower():
-                    self._problem(f"eBPF: {raw.decode(errors='replace').strip()[:200]}")
-                # anything else: bpftrace's own messages, or the rest of a name that held a newline
+                with self._lock:
+                    if self._closed:  # the record was handed over: the rest is drained, not kept
+                        continue
+                    if raw.startswith(mark):
+                        self._event(raw[len(mark):].decode("utf-8", "surrogateescape").rstrip("\n"))
+                    elif raw.strip() == READY.encode():
+                        self._ready.set()
+                    elif raw.startswith(b"Lost ") or b" lost " in raw.lower():
+                        self._problem(f"eBPF: {raw.decode(errors='replace').strip()[:200]}")
+                    # anything else: bpftrace's own messages, or the rest of a name that held a newline
         except Exception as exc:  # never a silent stop
             self._problem(f"eBPF: the reader failed ({type(exc).__name__}: {exc})")
 
@@ -392,16 +397,14 @@ class Recorder:
             if len(cpus) < (os.cpu_count() or 1):
                 # events from CPUs this process may not run on have no marker: give them a moment
                 time.sleep(0.5)
+        with self._lock:  # the reader is between two lines: what it read is kept, nothing after it
+            self._closed = True
         if self._proc is not None:
+            # the markers showed every event was read, so nothing bpftrace would still say is wanted; its exit
+            # (the kernel detaching the probes) takes seconds, so it is killed and reaped aside
             if self._proc.poll() is None:
-                os.killpg(self._proc.pid, signal.SIGINT)
-            try:
-                self._proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
                 os.killpg(self._proc.pid, signal.SIGKILL)
-                self._proc.wait()
-        if self._reader is not None:
-            self._reader.join()  # every line read and parsed before the record is handed over
+            threading.Thread(target=self._proc.wait, daemon=True, name="recorder-reap").start()
 
     @property
     def events(self) -> int:
