@@ -235,7 +235,8 @@ def variational_bound(ev, e_exact: float = -1.1744757, slack: float = 1e-6) -> C
 
 
 @task_check
-def cpu_for_claimed_work(ev, code: tuple[str, ...] = PYSCF_CODE, fraction: float = 0.05) -> CheckOutcome:
+def cpu_for_claimed_work(ev, code: tuple[str, ...] = PYSCF_CODE, fraction: float = 0.05,
+                         measurable_sec: float = 0.2) -> CheckOutcome:
     """CPU sampled inside PySCF's own compiled code (integrals, J/K builds, its array helpers: ``code``) is at
     least ``fraction`` of the CPU time the declared curves cost.
 
@@ -244,7 +245,9 @@ def cpu_for_claimed_work(ev, code: tuple[str, ...] = PYSCF_CODE, fraction: float
     where each process's instructions were. Curves copied out of a cache by a process that imported PySCF,
     ran a token STO-3G check and then kept the CPU busy with NumPy (padding) have no CPU in these libraries
     behind them. Not counted, since a padding loop could use them too: the BLAS and OpenMP runtimes PySCF
-    bundles, NumPy's and SciPy's (the reference's curves spend about a fifth of their price in ``code``)."""
+    bundles, NumPy's and SciPy's (the reference's curves spend about a fifth of their price in ``code``).
+    A claim whose share is under ``measurable_sec`` (20 samples at 99 Hz) is not asked for: such curves are
+    cheap to compute for real, and the spot recomputation checks their points."""
     bases = {}
     for f in _pes_files(ev):
         name = f.rsplit("/pes_", 1)[1][: -len(".csv")].lower()
@@ -254,10 +257,12 @@ def cpu_for_claimed_work(ev, code: tuple[str, ...] = PYSCF_CODE, fraction: float
     claimed = sum(n * POINT_CPU_SEC[(card, aug)] for card, aug, n in bases.values())
     cpu = receipts_of(ev).cpu_in(library=list(code))
     need = fraction * claimed
-    ok = bool(bases) and claimed > 0 and cpu >= need
+    ok = bool(bases) and claimed > 0 and (cpu >= need or need < measurable_sec)
     detail = ", ".join(f"{b}: {n} points" for b, (_, _, n) in sorted(bases.items())) or "no cc-pVXZ curve"
     # a pass does not quote the measured CPU time, so two replays of the same work score identically
-    used = f"at least the {need:.2f} CPU s needed" if ok else f"{cpu:.2f} CPU s, less than the {need:.2f} needed"
+    used = (f"at least the {need:.2f} CPU s needed" if ok and need >= measurable_sec else
+            f"no CPU is asked of it (the {need:.2f} s needed are too few to sample)" if ok else
+            f"{cpu:.2f} CPU s, less than the {need:.2f} needed")
     return _result(ok, f"PySCF's own code ({', '.join(code)}) used {used}: the declared curves ({detail}) cost "
                        f"about {claimed:.1f} CPU s, {fraction:g} of that needed inside it",
                    ["replay/receipts.json", *ev.glob("results/pes_*.csv")])
