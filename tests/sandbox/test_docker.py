@@ -149,8 +149,8 @@ def test_a_replay_in_docker_has_receipts_like_bwrap(tmp_path):
     r = Receipts.model_validate_json((tmp_path / "trial" / "replay" / "receipts.json").read_text())
     python = r.runs_of("python3")
     assert python and all(p.sha256 and p.origin == "environment" for p in python)  # the image's own python
-    assert [r.writer_name(w) for w in r.writers_of("submission/results/value.json")] == [python[0].program]
-    assert [r.writer_name(w) for w in r.writers_of("submission/results/copy.json")] == ["cp"]
+    assert [r.writer_name(w) for w in r.writes_of("submission/results/value.json")] == [python[0].program]
+    assert [r.writer_name(w) for w in r.writes_of("submission/results/copy.json")] == ["cp"]
     assert python[0].cpu_sec > 0 and r.total_cpu_sec >= python[0].cpu_sec
 
 

@@ -109,9 +109,9 @@ sh -c 'printf "{\\"value\\": 7}"; exec python3 -c "import sqlite3"' > results/be
     assert by["honest"].score == 1.0, by["honest"].rationale
     assert by["late"].score == 0.0 and "written by bash" in by["late"].rationale, by["late"].rationale
     assert by["before"].score == 0.0 and "written by " in by["before"].rationale, by["before"].rationale
-    writers = {r.writer_name(w) for w in r.writers_of("submission/results/before.json")}
+    writers = {r.writer_name(w) for w in r.writes_of("submission/results/before.json")}
     assert writers <= {"sh", "dash", "bash"}, writers  # the shell wrote it; the program that ran on it did not
-    late = r.writers_of("submission/results/late.json")
+    late = r.writes_of("submission/results/late.json")
     fork = next(p for p in r.processes if p.key == next(w.process for w in late if r.writer_name(w) == "bash"))
     assert fork.images[-1].inherited  # the subshell never executed anything: it ran its parent's program
 
@@ -144,7 +144,7 @@ python3 src/cycle.py
     assert out.prov.status == "succeeded", out.reasons
     r, by = receipts(out), by_id(out)
     assert r.complete, r.problems
-    writers = r.writers_of("submission/results/reuse.json")
+    writers = r.writes_of("submission/results/reuse.json")
     honest = next(w for w in writers if r.writer_is(w, package="libsqlite3"))
     reused = [w for w in writers if w.pid == honest.pid and w.process != honest.process]
     assert reused, "no child got the program's pid: the attack did not happen"

@@ -19,7 +19,6 @@ from tests.view.conftest import add_running_trial, holding_lock, make_batch
 from workbench.evidence import make_readonly, make_writable, manifest_text, read_links, read_manifest
 from workbench.io import sha256_file
 
-
 AS_OWNER = "<the server's token>"
 
 

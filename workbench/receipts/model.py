@@ -155,9 +155,28 @@ class Receipts(BaseModel):
             p, i = parent, im.parent_image
         return False
 
-    def writers_of(self, path: str) -> list[Write]:
-        """Who wrote ``path`` (evidence-relative), each (process, image) once."""
+    def writes_of(self, path: str) -> list[Write]:
+        """Who wrote ``path`` (evidence-relative): each (process, image) once."""
         return list(self.files.get(path, []))
+
+    def writers_of(self, path: str) -> list[ProcessReceipt]:
+        """The processes that wrote ``path`` (evidence-relative); a writer the recorder could not place is
+        left out (``writes_of`` keeps it, and ``written_by`` fails on it)."""
+        keys = self.by_key()
+        return list({w.process: keys[w.process] for w in self.files.get(path, []) if w.process in keys}.values())
+
+    def executed_by(self, w: Write) -> ProcessReceipt | None:
+        """The process that executed the program ``w`` ran as it wrote: the writer itself, or for a fork that
+        had not executed anything, the ancestor whose image it inherited."""
+        p, i = self.by_key().get(w.process or ""), w.image
+        for _ in range(64):
+            if p is None or i is None or i >= len(p.images):
+                return None
+            im = p.images[i]
+            if not im.inherited:
+                return p
+            p, i = self.by_key().get(p.parent or ""), im.parent_image
+        return None
 
     def writer_is(self, w: Write, *, program: str | None = None, package: str | None = None) -> bool:
         """Whether ``w`` was ``program`` writing, or a process whose image (as it wrote) had loaded

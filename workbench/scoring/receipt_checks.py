@@ -108,7 +108,7 @@ def written_by(ev: Evidence, p: WrittenBy) -> CheckOutcome:
     who = p.program or p.package
     bad = []
     for rel in sorted(frozen):
-        writers = r.writers_of(rel)
+        writers = r.writes_of(rel)
         if not writers:
             bad.append(f"{rel}: no recorded process wrote it")
             continue

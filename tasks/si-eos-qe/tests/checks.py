@@ -202,45 +202,35 @@ def k_study(ev, min_points: int = 3, tol_mry_atom: float = 1.0) -> CheckOutcome:
                    f"converged from {conv}", ["submission/results/convergence_k.csv"])
 
 
-def _ancestry(pid: int, procs: dict) -> list:
-    chain, seen = [], set()
-    while pid in procs and pid not in seen:
-        seen.add(pid)
-        chain.append(procs[pid])
-        pid = procs[pid].ppid
-    return chain
-
-
 @task_check
 def pw_outputs_by_pwx(ev, min_files: int = 1) -> CheckOutcome:
     """Gate: pw.x itself wrote every output, each in its own run with real CPU time, one run per file."""
     r = receipts_of(ev)
-    procs = r.by_pid()
-    pwx = {p.pid for p in r.runs_of("pw.x")}
+    procs = r.by_key()
     frozen = {k: v for k, v in read_manifest(ev.root).items()
               if k.startswith("submission/results/scf/") and k.endswith(".out")}
     if not frozen:
         raise MissingEvidence("submission/results/scf/*.out", "no pw.x outputs")
     problems, owners = [], {}
-    for rel, digest in sorted(frozen.items()):
+    for rel in sorted(frozen):
         name = rel.rsplit("/", 1)[-1]
-        writers = r.writers_of(rel, digest)
-        if not writers:
-            problems.append(f"{name}: no recorded process left this content")
+        writes = r.writes_of(rel)
+        if not writes:
+            problems.append(f"{name}: no recorded process wrote it")
             continue
         runs_behind = set()
-        for w in writers:
-            run = next((p for p in _ancestry(w.pid, procs) if p.pid in pwx), None)
+        for w in writes:
+            run = r.executed_by(w) if r.writer_is(w, program="pw.x") else None
             if run is None:
-                problems.append(f"{name}: written by {w.program.rsplit('/', 1)[-1]}, not by pw.x")
+                problems.append(f"{name}: written by {r.writer_name(w)}, not by pw.x")
             else:
-                runs_behind.add(run.pid)
+                runs_behind.add(run.key)
         if len(runs_behind) != 1:
             continue
         run = procs[runs_behind.pop()]
-        if run.pid in owners:
-            problems.append(f"{name}: the same pw.x process also left {owners[run.pid]}")
-        owners[run.pid] = name
+        if run.key in owners:
+            problems.append(f"{name}: the same pw.x process also left {owners[run.key]}")
+        owners[run.key] = name
         text = ev.read_text(rel)
         banners = BANNER.findall(text)
         first = next((line for line in text.splitlines() if line.strip()), "")
