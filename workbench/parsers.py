@@ -58,60 +58,130 @@ def plain_name(name: str) -> bool:
 
 # --- Quantum ESPRESSO ------------------------------------------------------------------------------
 
+QES_NS = "http://www.quantum-espresso.org/ns/qes/qes-1.0"
+
+
 def _float(node: ET.Element | None) -> float | None:
     try:
         return None if node is None or node.text is None else float(node.text.split()[0])
+    except (ValueError, IndexError):
+        return None
+
+
+def _int(text: str | None) -> int | None:
+    try:
+        return None if text is None else int(text.strip())
     except ValueError:
         return None
+
+
+def _one(parent: ET.Element | None, path: str) -> ET.Element | None:
+    """The element at ``path`` under ``parent``; ``None`` when absent; ``ValueError`` when repeated (pw.x
+    writes each of the elements read here once: a second one is not pw.x's record)."""
+    if parent is None:
+        return None
+    found = parent.findall(path)
+    if len(found) > 1:
+        raise ValueError(f"{len(found)} <{path}> elements (pw.x writes one)")
+    return found[0] if found else None
 
 
 def pwscf_xml(path: str | Path, *, max_bytes: int = 50 << 20) -> dict[str, Any]:
     """What pw.x recorded of one run in its XML data file (energies in Ry, lengths in bohr).
 
-    Returns ``{"program", "version", "functional", "ecutwfc", "ecutrho", "nks", "alat", "ibrav", "nat",
-    "species", "etot", "converged", "scf_iterations", "cell"}``; a key pw.x did not write is ``None``.
+    pw.x (QE 6.x/7.x, schema ``qes-1.0``) writes ``<outdir>/<prefix>.xml`` and
+    ``<outdir>/<prefix>.save/data-file-schema.xml`` itself, at the end of a run; every text it copies from
+    the input (title, prefix, directories, file names) is escaped (``&lt;`` ...), so submitted text cannot
+    become elements. Everything returned is read from the ``<output>`` section (what the run used), except
+    ``prefix``, ``title`` and ``k_mesh`` where the output lacks it.
+
+    Returns a dict; a key pw.x did not write is ``None``:
+
+    - ``program``, ``version``: ``"PWSCF"``, e.g. ``"6.7MaX"``;
+    - ``functional``: the output's ``dft/functional`` (``"PZ"`` for Perdew-Zunger LDA, ``"PBE"``, ...);
+    - ``ecutwfc``, ``ecutrho``: Ry; ``nks``: irreducible k-points; ``k_mesh``: the Monkhorst-Pack
+      ``[nk1, nk2, nk3, k1, k2, k3]`` (``None`` for an explicit list);
+    - ``alat`` (bohr), ``ibrav``, ``nat``, ``cell`` (3 lattice vectors, bohr), ``species`` (names),
+      ``pseudos`` ({species: pseudopotential file}), ``pseudo_dir``;
+    - ``etot``: the total energy (Ry); ``converged``, ``scf_iterations``: the SCF's outcome;
+    - ``cpu_sec``: the CPU time pw.x reports for the run; ``status``: its exit status (0: completed);
+    - ``prefix``, ``title``: the input's (submission-controlled) strings, for a contract that restricts them.
+
     The schema stores energies in hartree; they are converted to Ry, pw.x's unit in its log.
 
     Args:
         path: the XML file pw.x wrote.
         max_bytes: a larger file is refused (``ValueError``) rather than parsed.
+
+    Raises:
+        ValueError: the file is larger than ``max_bytes``, not well-formed XML, has a DOCTYPE, is not a
+            ``qes:espresso`` document, or repeats an element pw.x writes once.
     """
     p = Path(path)
     if p.stat().st_size > max_bytes:
         raise ValueError(f"{p.name}: larger than {max_bytes} bytes")
-    root = ET.fromstring(p.read_bytes())
-    # namespaced root (qes:espresso); children are not namespaced
-    info = root.find("general_info/creator")
-    out = root.find("output")
-    inp = root.find("input")
+    data = p.read_bytes()
+    if b"<!DOCTYPE" in data or b"<!ENTITY" in data:  # pw.x never writes one; entities could expand or hide text
+        raise ValueError(f"{p.name}: has a DOCTYPE or entity declaration, which pw.x never writes")
+    try:
+        root = ET.fromstring(data)
+    except ET.ParseError as exc:
+        raise ValueError(f"{p.name}: not well-formed XML ({exc})") from exc
+    if root.tag != f"{{{QES_NS}}}espresso":
+        raise ValueError(f"{p.name}: root element {root.tag!r} is not qes:espresso")
+    # namespaced root (qes:espresso); its children are not namespaced
+    info = _one(root, "general_info/creator")
+    inp = _one(root, "input")
+    out = _one(root, "output")
     ha_to_ry = 2.0
 
     def ry(node):
         v = _float(node)
         return None if v is None else v * ha_to_ry
 
-    cell = out.find("atomic_structure/cell") if out is not None else None
-    struct = out.find("atomic_structure") if out is not None else None
-    species = [s.get("name") for s in (out.findall("atomic_species/species") if out is not None else [])]
-    conv = out.find("convergence_info/scf_conv") if out is not None else None
+    struct = _one(out, "atomic_structure")
+    cell = _one(struct, "cell")
+    species_node = _one(out, "atomic_species")
+    species = species_node.findall("species") if species_node is not None else []
+    conv = _one(out, "convergence_info/scf_conv")
+    mp = _one(out, "band_structure/starting_k_points/monkhorst_pack")
+    if mp is None:
+        mp = _one(inp, "k_points_IBZ/monkhorst_pack")
+    k_mesh = [_int(mp.get(a)) for a in ("nk1", "nk2", "nk3", "k1", "k2", "k3")] if mp is not None else None
+    total_cpu = _one(root, "timing_info/total")
+    functional = _one(out, "dft/functional")
+    if functional is None:
+        functional = _one(inp, "dft/functional")
+    prefix, title = _one(inp, "control_variables/prefix"), _one(inp, "control_variables/title")
+
+    def attr(node, name, conv=float):
+        try:
+            return None if node is None or node.get(name) is None else conv(node.get(name))
+        except ValueError:
+            return None
+
     return {
         "program": info.get("NAME") if info is not None else None,
         "version": info.get("VERSION") if info is not None else None,
-        "functional": (out.findtext("dft/functional") if out is not None else None)
-        or (inp.findtext("dft/functional") if inp is not None else None),
-        "ecutwfc": ry(out.find("basis_set/ecutwfc")) if out is not None else None,
-        "ecutrho": ry(out.find("basis_set/ecutrho")) if out is not None else None,
-        "nks": int(out.findtext("band_structure/nks")) if out is not None and out.findtext("band_structure/nks")
-        else None,
-        "alat": float(struct.get("alat")) if struct is not None and struct.get("alat") else None,
-        "ibrav": int(struct.get("bravais_index")) if struct is not None and struct.get("bravais_index") else None,
-        "nat": int(struct.get("nat")) if struct is not None and struct.get("nat") else None,
-        "species": species,
-        "etot": ry(out.find("total_energy/etot")) if out is not None else None,
+        "functional": (functional.text or "").strip() or None if functional is not None else None,
+        "ecutwfc": ry(_one(out, "basis_set/ecutwfc")),
+        "ecutrho": ry(_one(out, "basis_set/ecutrho")),
+        "nks": _int(_one(out, "band_structure/nks").text) if _one(out, "band_structure/nks") is not None else None,
+        "k_mesh": None if k_mesh is None or None in k_mesh else k_mesh,
+        "alat": attr(struct, "alat"),
+        "ibrav": attr(struct, "bravais_index", int),
+        "nat": attr(struct, "nat", int),
+        "species": [s.get("name") for s in species],
+        "pseudos": {s.get("name"): (s.findtext("pseudo_file") or "").strip() for s in species},
+        "pseudo_dir": species_node.get("pseudo_dir") if species_node is not None else None,
+        "etot": ry(_one(out, "total_energy/etot")),
         "converged": (conv.findtext("convergence_achieved") or "").strip().lower() == "true"
         if conv is not None else None,
-        "scf_iterations": int(conv.findtext("n_scf_steps")) if conv is not None and conv.findtext("n_scf_steps")
-        else None,
+        "scf_iterations": _int(conv.findtext("n_scf_steps")) if conv is not None else None,
         "cell": [[float(x) for x in (cell.findtext(a) or "").split()] for a in ("a1", "a2", "a3")]
         if cell is not None else None,
+        "cpu_sec": _float(_one(total_cpu, "cpu")),
+        "status": _int(root.findtext("status")),
+        "prefix": prefix.text or "" if prefix is not None else None,
+        "title": title.text or "" if title is not None else None,
     }
