@@ -24,7 +24,7 @@ from .errors import WorkbenchError
 from .io import Walk, chmod_tree, copy_tree, remove_tree, sha256_bytes, sha256_file
 
 MANIFEST = "MANIFEST.sha256"
-TOP_DIRS = ("submission", "replay")
+TOP_DIRS = ("submission", "replay", "secret")  # secret/: the replay with secret inputs (workbench.replay)
 MAX_READ_BYTES = 64 * 1024 * 1024
 
 
@@ -37,7 +37,7 @@ class MissingEvidence(Exception):
 
 
 def normalize(path: str) -> str:
-    """Evidence-relative path; paths not under submission/ or replay/ are read under submission/."""
+    """Evidence-relative path; paths not under submission/, replay/ or secret/ are read under submission/."""
     p = path.strip().lstrip("/")
     while p.startswith("./"):
         p = p[2:]

@@ -12,7 +12,7 @@ Task package (Harbor / PaperBenchX compatible)::
         starter_submission/      reproduce.sh (+ src/) the agent starts from
       solution/                  PRIVATE reference workflow (used by the oracle agent)
       tests/                     PRIVATE
-        rubric.json  checks.py  evaluator.py  questions.json  sota.json  recompute.py
+        rubric.json  checks.py  evaluator.py  questions.json  sota.json  recompute.py  secret_inputs.py
         judge.md  refs/          the judge's private context (and the checks' reference files)
         determinism.toml         construction records (task.records): what two reference replays may differ in,
         review.toml                expert sign-offs,
@@ -129,6 +129,10 @@ class TaskPaths:
         return self.tests / "recompute.py"
 
     @property
+    def secret_inputs_py(self) -> Path:
+        return self.tests / "secret_inputs.py"
+
+    @property
     def judge_md(self) -> Path:
         return self.tests / "judge.md"
 
@@ -225,6 +229,11 @@ class TrialPaths:
     @property
     def stderr_log(self) -> Path:
         return self.replay / "stderr.log"
+
+    @property
+    def secret_replay(self) -> Path:
+        """The second replay's logs (its inputs drawn for it alone; frozen under evidence/secret/)."""
+        return self.replay / "secret"
 
     @property
     def evidence(self) -> Path:

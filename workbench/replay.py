@@ -11,6 +11,7 @@ the provenance but is not evidence. The workbench, never the submission, writes
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import json
 import logging
@@ -18,13 +19,15 @@ import os
 import shutil
 import tempfile
 import time
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from . import receipts
+from .data_in_code import scan_tree
 from .env import environment_for
 from .evidence import freeze
 from .io import Walk, atomic_write_json, atomic_write_text, copy_tree, digest_of, remove_tree, sha256_bytes, tree_hashes
@@ -33,6 +36,7 @@ from .sandbox import Limits, Mount, SandboxResult, SandboxSpec, get_sandbox
 from .sandbox.base import sandbox_env
 from .sandbox.volume import Volume
 from .task import Task
+from .task.secret_inputs import draw_inputs, published_inputs
 from .version import __version__
 
 log = logging.getLogger(__name__)
@@ -79,6 +83,11 @@ class Provenance(BaseModel):
     evidence_manifest_digest: str
     receipts_digest: str | None = None  # of replay/receipts.json (what ran, recorded from outside)
     receipts_complete: bool = False
+    # the second replay, with inputs drawn for it alone (secret/ in the evidence); None: the task varies none,
+    # or the first replay failed
+    secret_replay: dict | None = None
+    # large high-entropy literals in the delivered sources (data shipped as code; workbench.data_in_code)
+    data_in_code: dict | None = None
     workbench_version: str = __version__
 
 
@@ -162,101 +171,198 @@ def limits_for(task: Task, timeout: float | None = None) -> Limits:
     )
 
 
+@dataclass
+class _Run:
+    """One run of the package in a fresh volume: what ran, what it changed, why it failed."""
+
+    result: SandboxResult
+    reasons: list[str]
+    work: Path
+    volume: Volume
+    removed: dict[str, int]
+    quarantined: list[str]
+    skipped_links: list[str]
+    refused: list[str]
+    before: dict[str, str]
+    after: dict[str, str]
+    changed: list[str]
+    stray: list[str]
+    flood: bool
+    started: str
+    finished: str
+
+
+def _run_package(task: Task, submission: Path, box, env: dict, image, limits: Limits, vol_dir: Path,
+                 stdout: Path, stderr: Path, *, inputs: bytes | None, record: bool) -> _Run:
+    """Copy the package into a fresh volume, wipe its output roots and what is not a source, write the task's
+    input file (``inputs``), and run ``bash reproduce.sh`` in the sandbox. The caller releases the volume."""
+    outputs = task.config.replay.outputs
+    volume = Volume.create(vol_dir, limits.max_storage_mb, limits.max_files)
+    work = volume.root / "submission"
+    skipped_links: list[str] = []
+    refused: list[str] = []
+    too_big = None
+    if submission.is_dir():
+        try:
+            copied = copy_tree(submission, work, metadata=False)
+            skipped_links, refused = copied.hard_links, copied.refused
+        except OSError as exc:
+            if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+                volume.release()
+                raise
+            too_big = (f"the submission does not fit the storage limit ({limits.max_storage_mb} MB, "
+                       f"{limits.max_files} files); nothing was run")
+            remove_tree(work)
+            work.mkdir()
+    else:
+        work.mkdir()
+    removed = {}
+    for root in outputs:
+        p = work / root
+        if p.exists() or p.is_symlink():
+            removed[root] = _count_files(p)
+            remove_tree(p)
+        p.mkdir()
+    quarantined = quarantine(work, outputs, task.config.replay.sources)
+    if inputs is not None and not too_big:  # the task's, never the delivered copy (hashed: the run may not edit it)
+        _write_input(work, task.config.replay.secret_inputs.path, inputs)
+    before = tree_hashes(work, exclude_top=outputs)
+    box.prepare(vol_dir)
+
+    mounts = [Mount(work, WORKDIR, writable=True, volume=volume)]
+    if env["dir"]:
+        mounts.append(Mount(Path(env["dir"]), env["dir"], writable=False))
+    spec = SandboxSpec(mounts=mounts, workdir=WORKDIR, limits=limits, image=image,
+                       env=sandbox_env(env["dir"], limits.cpus, keep_path=image is not None), network="none",
+                       record=record)
+    started = _now()
+    reasons: list[str] = []
+    if too_big or not (work / ENTRY).is_file():
+        reasons.append(too_big or f"the submission has no {ENTRY}")
+        stdout.write_bytes(b"")
+        stderr.write_text(f"workbench: {reasons[-1]}; nothing was run\n")
+        result = SandboxResult(exit_code=None, wall_sec=0.0, timed_out=False, signal=None, backend=box.name)
+    else:
+        log.info("replaying %s for task %s (timeout %.0f s)", submission, task.id, limits.timeout_sec)
+        t0 = time.monotonic()
+        result = box.run(["bash", ENTRY], spec, stdout, stderr)
+        log.info("replay finished in %.1f s (exit %s)", time.monotonic() - t0, result.exit_code)
+    finished = _now()
+
+    after = tree_hashes(work, exclude_top=outputs)
+    changed = sorted(k for k in before if before[k] != after.get(k))
+    stray = sorted(k for k in after if k not in before)
+    flood = result.limit in ("storage", "files")
+    if flood:  # its outputs stay behind: freezing them would copy the flood
+        reasons += [result.limit_exceeded, "its outputs were not frozen as evidence"]
+    elif result.limit_exceeded:
+        reasons.append(result.limit_exceeded)
+    elif result.timed_out:
+        reasons.append(f"timed out after {limits.timeout_sec:.0f} s")
+    elif result.exit_code not in (0, None):
+        reasons.append(f"reproduce.sh exited with code {result.exit_code}"
+                       + (f" (signal {result.signal})" if result.signal else ""))
+    if changed:
+        reasons.append(f"the replay modified its own sources: {', '.join(changed[:10])}")
+    return _Run(result=result, reasons=reasons, work=work, volume=volume, removed=removed, quarantined=quarantined,
+                skipped_links=skipped_links, refused=refused, before=before, after=after, changed=changed,
+                stray=stray, flood=flood, started=started, finished=finished)
+
+
+def _write_input(root: Path, rel: str, data: bytes) -> None:
+    """Write ``data`` at ``root/rel``, replacing whatever the package had there (a link is replaced, never
+    followed)."""
+    dest = root / rel
+    root.mkdir(parents=True, exist_ok=True)
+    parent = root
+    for part in rel.split("/")[:-1]:
+        parent = parent / part
+        if parent.is_symlink() or (parent.exists() and not parent.is_dir()):
+            remove_tree(parent) if parent.is_dir() and not parent.is_symlink() else parent.unlink()
+        parent.mkdir(exist_ok=True)
+    if dest.is_symlink() or dest.is_file():
+        dest.unlink()
+    elif dest.exists():
+        remove_tree(dest)
+    dest.write_bytes(data)
+
+
+def _stage_secret(run: _Run, inputs: bytes, rel: str, outputs: list[str], stdout: Path, stderr: Path,
+                  dest: Path) -> dict[str, Any]:
+    """The secret replay's part of the evidence (``secret/``): its output roots, logs, input and outcome."""
+    refused: list[str] = []
+    (dest / "submission").mkdir(parents=True)
+    if not run.flood:
+        for root in outputs:
+            src = run.work / root
+            if src.is_dir() and not src.is_symlink():
+                refused += copy_tree(src, dest / "submission" / root).refused
+    rep = dest / "replay"
+    _write_input(rep / "input", rel, inputs)
+    shutil.copy2(stdout, rep / "stdout.log")
+    shutil.copy2(stderr, rep / "stderr.log")
+    outcome = {"status": "failed" if run.reasons else "succeeded", "failure_reasons": run.reasons,
+               "exit_code": run.result.exit_code, "wall_sec": round(run.result.wall_sec, 3),
+               "timed_out": run.result.timed_out, "inputs_sha256": sha256_bytes(inputs),
+               "refused_entries": sorted(set(refused))[:100]}
+    atomic_write_json(rep / "outcome.json", outcome)
+    return outcome
+
+
 def replay(task: Task, submission: Path, trial_dir: Path, *, timeout: float | None = None,
            sandbox: str = "bwrap") -> Provenance:
-    """Replay ``submission`` for ``task`` into ``trial_dir`` (replay/ and evidence/)."""
+    """Replay ``submission`` for ``task`` into ``trial_dir`` (replay/ and evidence/).
+
+    A task that varies inputs (``[metadata.replay.secret_inputs]``) gets a second clean replay, with values
+    drawn for it alone, when the first succeeded; both are frozen in one evidence tree (``secret/``)."""
     tp = TrialPaths(Path(trial_dir).resolve())
     submission = Path(submission).resolve()
     box = get_sandbox(sandbox)
     env, image = environment_for(task, box.name, getattr(box, "client", None))
     limits = limits_for(task, timeout)
     outputs = task.config.replay.outputs
+    varied = task.config.replay.secret_inputs
+    published = published_inputs(task)
     tp.replay.mkdir(parents=True, exist_ok=True)
 
     scratch = os.environ.get("WORKBENCH_SCRATCH") or None
     staging = Path(tempfile.mkdtemp(prefix="workbench-replay-", dir=scratch))
     os.chmod(staging, 0o711)
-    volume = None
+    runs: list[_Run] = []
     try:
-        # the writable tree lives on a filesystem of the storage limit's size (see sandbox.volume)
-        volume = Volume.create(staging / "vol", limits.max_storage_mb, limits.max_files)
-        work = volume.root / "submission"
-        skipped_links: list[str] = []
-        refused: list[str] = []
-        too_big = None
-        if submission.is_dir():
-            try:
-                copied = copy_tree(submission, work, metadata=False)
-                skipped_links, refused = copied.hard_links, copied.refused
-            except OSError as exc:
-                if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
-                    raise
-                too_big = (f"the submission does not fit the storage limit ({limits.max_storage_mb} MB, "
-                           f"{limits.max_files} files); nothing was run")
-                remove_tree(work)
-                work.mkdir()
-        else:
-            work.mkdir()
-        removed = {}
-        for root in outputs:
-            p = work / root
-            if p.exists() or p.is_symlink():
-                removed[root] = _count_files(p)
-                remove_tree(p)
-            p.mkdir()
-        quarantined = quarantine(work, outputs, task.config.replay.sources)
-        before = tree_hashes(work, exclude_top=outputs)
-        box.prepare(staging)
-
-        mounts = [Mount(work, WORKDIR, writable=True, volume=volume)]
-        if env["dir"]:
-            mounts.append(Mount(Path(env["dir"]), env["dir"], writable=False))
-        spec = SandboxSpec(mounts=mounts, workdir=WORKDIR, limits=limits, image=image,
-                           env=sandbox_env(env["dir"], limits.cpus, keep_path=image is not None), network="none",
-                           record=True)
-        command = ["bash", ENTRY]
-        started = _now()
-        reasons: list[str] = []
-        if too_big or not (work / ENTRY).is_file():
-            reasons.append(too_big or f"the submission has no {ENTRY}")
-            tp.stdout_log.write_bytes(b"")
-            tp.stderr_log.write_text(f"workbench: {reasons[-1]}; nothing was run\n")
-            result = SandboxResult(exit_code=None, wall_sec=0.0, timed_out=False, signal=None, backend=box.name)
-        else:
-            log.info("replaying %s for task %s (timeout %.0f s)", submission, task.id, limits.timeout_sec)
-            t0 = time.monotonic()
-            result = box.run(command, spec, tp.stdout_log, tp.stderr_log)
-            log.info("replay finished in %.1f s (exit %s)", time.monotonic() - t0, result.exit_code)
-        finished = _now()
-
-        after = tree_hashes(work, exclude_top=outputs)
-        changed = sorted(k for k in before if before[k] != after.get(k))
-        stray = sorted(k for k in after if k not in before)
-        flood = result.limit in ("storage", "files")
-        if flood:  # its outputs stay behind: freezing them would copy the flood
-            reasons += [result.limit_exceeded, "its outputs were not frozen as evidence"]
-        elif result.limit_exceeded:
-            reasons.append(result.limit_exceeded)
-        elif result.timed_out:
-            reasons.append(f"timed out after {limits.timeout_sec:.0f} s")
-        elif result.exit_code not in (0, None):
-            reasons.append(f"reproduce.sh exited with code {result.exit_code}"
-                           + (f" (signal {result.signal})" if result.signal else ""))
-        if changed:
-            reasons.append(f"the replay modified its own sources: {', '.join(changed[:10])}")
-
+        run = _run_package(task, submission, box, env, image, limits, staging / "vol", tp.stdout_log,
+                           tp.stderr_log, inputs=published, record=True)
+        runs.append(run)
+        reasons, result = run.reasons, run.result
         ev_stage = staging / "evidence"
         ev_stage.mkdir()
-        refused += _stage_evidence(submission, work, [] if flood else outputs,
-                                   ev_stage / "submission", skip=set(quarantined))
+        refused = run.refused + _stage_evidence(submission, run.work, [] if run.flood else outputs,
+                                                ev_stage / "submission", skip=set(run.quarantined))
         (ev_stage / "replay").mkdir()
         shutil.copy2(tp.stdout_log, ev_stage / "replay" / "stdout.log")
         shutil.copy2(tp.stderr_log, ev_stage / "replay" / "stderr.log")
-        manifest_digest, _ = freeze(ev_stage, tp.evidence)
+        if published is not None:
+            _write_input(ev_stage / "replay" / "input", varied.path, published)
         if result.record is not None:
-            rec = receipts.build(result.record, inodes=_inodes(work), env_dir=env["dir"], image=image is not None)
+            rec = receipts.build(result.record, inodes=_inodes(run.work), env_dir=env["dir"], image=image is not None)
         else:
             rec = receipts.unavailable(result.record_unavailable or "nothing was run")
+        in_code = scan_tree(run.work, only=run.before)  # the sources as the replay ran them, before release
+        run.volume.release()
+
+        secret = None
+        if varied is not None and not reasons:
+            drawn = draw_inputs(task)
+            tp.secret_replay.mkdir(exist_ok=True)
+            s_limits = dataclasses.replace(limits, timeout_sec=float(varied.timeout_sec or limits.timeout_sec))
+            srun = _run_package(task, submission, box, env, image, s_limits, staging / "vol-secret",
+                                tp.secret_replay / "stdout.log", tp.secret_replay / "stderr.log",
+                                inputs=drawn, record=False)
+            runs.append(srun)
+            secret = _stage_secret(srun, drawn, varied.path, outputs, tp.secret_replay / "stdout.log",
+                                   tp.secret_replay / "stderr.log", ev_stage / "secret")
+            srun.volume.release()
+        manifest_digest, _ = freeze(ev_stage, tp.evidence)
         # compact (tens of thousands of processes stay a few megabytes); ASCII: names that are not UTF-8 survive
         receipts_text = json.dumps({"schema_version": rec.schema_version, **rec.model_dump(exclude_defaults=True)},
                                    separators=(",", ":"))
@@ -270,27 +376,27 @@ def replay(task: Task, submission: Path, trial_dir: Path, *, timeout: float | No
             signal=result.signal,
             wall_sec=round(result.wall_sec, 3),
             timed_out=result.timed_out,
-            started_at=started,
-            finished_at=finished,
-            command=command,
+            started_at=run.started,
+            finished_at=run.finished,
+            command=["bash", ENTRY],
             limits=limits.as_dict(),
             network="none",
             sandbox=box.describe(),
             environment={k: env[k] for k in ("dir", "kind", "digest", "image") if k in env},
-            removed_outputs=removed,
-            source_hashes_before=before,
-            source_hashes_after=after,
-            sources_changed=changed,
-            sources_digest=digest_of(before),
-            stray_files=stray[:1000],
+            removed_outputs=run.removed,
+            source_hashes_before=run.before,
+            source_hashes_after=run.after,
+            sources_changed=run.changed,
+            sources_digest=digest_of(run.before),
+            stray_files=run.stray[:1000],
             leftover_processes_killed=result.leftover_processes_killed,
             limit_exceeded=result.limit_exceeded,
             limit=result.limit,
             peak_memory_mb=result.peak_memory_mb,
             oom_killed=result.oom_killed,
-            limit_mechanisms={**result.mechanisms, "storage": volume.describe()["kind"]},
-            hard_links_skipped=skipped_links,
-            quarantined=sorted(quarantined)[:1000],
+            limit_mechanisms={**result.mechanisms, "storage": run.volume.describe()["kind"]},
+            hard_links_skipped=run.skipped_links,
+            quarantined=sorted(run.quarantined)[:1000],
             refused_entries=sorted(set(refused))[:1000],
             log_bytes_dropped=result.log_bytes_dropped,
             queued_sec=result.queued_sec,
@@ -299,10 +405,12 @@ def replay(task: Task, submission: Path, trial_dir: Path, *, timeout: float | No
             evidence_manifest_digest=manifest_digest,
             receipts_digest=sha256_bytes(receipts_text.encode()),
             receipts_complete=rec.complete,
+            secret_replay=secret,
+            data_in_code=in_code,
         )
         atomic_write_json(tp.provenance, prov.model_dump())
         return prov
     finally:
-        if volume is not None:
-            volume.release()
+        for r in runs:
+            r.volume.release()
         remove_tree(staging)

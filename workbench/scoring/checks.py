@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from ..data_in_code import scan_tree
 from ..errors import WorkbenchError
 from ..evidence import Evidence, MissingEvidence, normalize, read_links, read_manifest
 
@@ -259,10 +260,23 @@ def log_pattern(ev: Evidence, p: LogPattern) -> CheckOutcome:
 
 
 class ReplaySucceeded(_Params):
-    pass
+    # "secret": the second replay, with inputs drawn for it alone ([metadata.replay.secret_inputs])
+    replay: Literal["public", "secret"] = "public"
+
+
+SECRET_OUTCOME = "secret/replay/outcome.json"
 
 
 def replay_succeeded(ev: Evidence, p: ReplaySucceeded) -> CheckOutcome:
+    if p.replay == "secret":
+        if not ev.exists(SECRET_OUTCOME):
+            raise MissingEvidence(SECRET_OUTCOME, "no secret replay (the first replay failed, or the task varies "
+                                                  "no inputs)")
+        out = ev.read_json(SECRET_OUTCOME)
+        ok = out.get("status") == "succeeded"
+        why = "; ".join(out.get("failure_reasons") or []) or f"exit code {out.get('exit_code')}"
+        return _outcome(ok, f"the replay with secret inputs {'succeeded' if ok else 'failed'} ({why})",
+                        [SECRET_OUTCOME])
     prov = ev.provenance
     if not prov:
         raise MissingEvidence("replay/provenance.json", "no replay provenance")
@@ -300,6 +314,22 @@ def delivered_size(ev: Evidence, p: DeliveredSize) -> CheckOutcome:
                     f"{packed:.1f} KB compressed (limit {p.max_kb:g} KB)", files[:20])
 
 
+class DataInCode(_Params):
+    max_bytes: int = Field(ge=0)
+    outputs: list[str] = Field(default_factory=lambda: ["results"])
+
+
+def data_in_code(ev: Evidence, p: DataInCode) -> CheckOutcome:
+    """The delivered sources hold at most ``max_bytes`` of large high-entropy literals (base64, hex, escaped
+    bytes, long arrays of numbers: :mod:`workbench.data_in_code`), read from the frozen evidence."""
+    found = scan_tree(ev.root / "submission", skip_top=p.outputs)
+    top = ", ".join(f"submission/{f['path']}: {f['bytes']} B of {f['kind']}" for f in found["findings"][:5])
+    return _outcome(found["total_bytes"] <= p.max_bytes,
+                    f"{found['total_bytes']} bytes of data literals in the delivered sources (limit {p.max_bytes})"
+                    + (f": {top}" if top else ""),
+                    sorted({f"submission/{f['path']}" for f in found["findings"][:20]}))
+
+
 class TaskCheck(_Params):
     name: str
     params: dict[str, Any] = Field(default_factory=dict)
@@ -320,6 +350,7 @@ CHECK_KINDS: dict[str, CheckKind] = {
     "log_pattern": CheckKind(LogPattern, log_pattern),
     "replay_succeeded": CheckKind(ReplaySucceeded, replay_succeeded),
     "delivered_size": CheckKind(DeliveredSize, delivered_size),
+    "data_in_code": CheckKind(DataInCode, data_in_code),
 }
 
 

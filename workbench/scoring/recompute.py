@@ -15,6 +15,11 @@ cascade of a submitted ladder), compares with the submitted raw data and returns
         e = pyscf_energy(point["r"], point["basis"])
         return {"score": float(abs(e - point["energy"]) <= tolerance), "rationale": f"{e} vs {point['energy']}"}
 
+A function that declares a ``seed`` parameter gets a fresh random integer per scoring (recorded in the
+leaf's rationale): spot checks choose their points with it, never from the submitted content, which a
+submission could steer by changing an insignificant digit until the points checked are the ones it computed.
+``from workbench.parsers import ...`` works here too (that one stdlib-only file is placed in the sandbox).
+
 Whose fault: the function's own code failing (a name or import error) withholds the leaf; anything it
 raises on the submission's data, or a limit it hits, scores 0 with the reason.
 """
@@ -28,12 +33,16 @@ from typing import Any
 
 from pydantic import Field
 
+from .. import parsers
 from .checks import CHECK_KINDS, CheckKind, _Params
 from .faults import InfrastructureFault, name_is_code_fault
 
+HELPERS = "/helpers"
+
 _RUNNER = r"""
-import importlib.util, json, sys
+import importlib.util, inspect, json, sys
 from pathlib import Path
+sys.path.insert(0, sys.argv[6])  # workbench/parsers.py, importable as workbench.parsers (a namespace package)
 marker = sys.argv[4]
 def emit(obj):
     sys.stdout.flush(); sys.stdout.write("\n" + marker + json.dumps(obj) + "\n"); sys.stdout.flush()
@@ -41,11 +50,14 @@ try:
     spec = importlib.util.spec_from_file_location("task_recompute", sys.argv[1])
     mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)
     fn = getattr(mod, sys.argv[2])
+    params = json.loads(sys.argv[3])
+    if "seed" in inspect.signature(fn).parameters:
+        params["seed"] = int(sys.argv[5])
 except BaseException as exc:
     emit({"broken": f"{type(exc).__name__}: {exc}"[:500], "type": type(exc).__name__}); sys.exit(0)
 try:
-    out = fn(Path("/evidence"), **json.loads(sys.argv[3]))
-    emit({"result": out})
+    out = fn(Path("/evidence"), **params)
+    emit({"result": out, "seeded": "seed" in params})
 except BaseException as exc:
     emit({"raised": f"{type(exc).__name__}: {exc}"[:500], "type": type(exc).__name__})
 """
@@ -79,11 +91,13 @@ def run_recompute(task, evidence: Path, spec: dict[str, Any]) -> dict[str, Any]:
     binds = {EVIDENCE: Path(evidence).resolve(), f"{TESTS}/recompute.py": script.resolve()}
     if task.paths.refs.is_dir():
         binds[f"{TESTS}/refs"] = task.paths.refs.resolve()
+    binds[f"{HELPERS}/workbench/parsers.py"] = Path(parsers.__file__).resolve()
     marker = f"@@workbench-recompute-{secrets.token_hex(8)}@@"
+    seed = secrets.randbits(63)  # which points are checked: drawn per scoring, never from what was submitted
     try:
         done = run_confined([python, "-I", "-c", _RUNNER, f"{TESTS}/recompute.py", p.function, json.dumps(p.params),
-                             marker], binds=binds, limits=reader_limits(task.config.environment.memory_mb,
-                                                                         p.timeout_sec),
+                             marker, str(seed), HELPERS], binds=binds,
+                            limits=reader_limits(task.config.environment.memory_mb, p.timeout_sec),
                             workdir="/tmp", readonly_same_path=(Path(env["dir"]),) if env["dir"] else (),
                             env={"OMP_NUM_THREADS": str(task.config.environment.cpus)})
     except SandboxSetupError as exc:
@@ -95,6 +109,7 @@ def run_recompute(task, evidence: Path, spec: dict[str, Any]) -> dict[str, Any]:
             return {"error": f"the recomputation on the submission's inputs hit {done.killed_by}", "code_fault": False}
         return {"error": f"the recomputation failed: {done.stderr.strip()[-400:]}", "code_fault": True}
     out = json.loads(line)
+    seed_used = bool(out.get("seeded"))
     if "broken" in out:
         return {"error": f"tests/recompute.py: {out['broken']}", "code_fault": True}
     if "raised" in out:
@@ -105,6 +120,9 @@ def run_recompute(task, evidence: Path, spec: dict[str, Any]) -> dict[str, Any]:
         score = float(res["score"])
         if not 0.0 <= score <= 1.0:
             raise ValueError(f"score {score} outside [0, 1]")
-        return {"score": score, "rationale": str(res.get("rationale", ""))[:2000], "refs": list(res.get("refs", []))}
+        rationale = str(res.get("rationale", ""))[:2000]
+        if seed_used:
+            rationale += f" [spot-check seed {seed}]"
+        return {"score": score, "rationale": rationale, "refs": list(res.get("refs", []))}
     except (KeyError, TypeError, ValueError) as exc:
         return {"error": f"tests/recompute.py {p.function}: returned {str(res)[:200]} ({exc})", "code_fault": True}

@@ -53,6 +53,28 @@ class EnvironmentSection(BaseModel):
 _ROOT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
+class SecretInputs(BaseModel):
+    """``[metadata.replay.secret_inputs]``: a file ``reproduce.sh`` must read, which the verifier varies.
+
+    The public replay gets the ``published`` values (the instruction documents them and the ranges the
+    verifier draws from); a second clean replay gets values drawn by the task's private
+    ``tests/secret_inputs.py`` (``draw(rng) -> dict | str``) that the submission could not know, so a cache,
+    a fit to known answers or typed-in values cannot follow them (see :mod:`workbench.replay`).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+    path: str = Field(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)*$")  # package-relative
+    published: str  # task-relative: the first replay's file (usually in the starter submission)
+    timeout_sec: PositiveFloat | None = None  # the secret replay's limit (default: the replay's)
+
+    @field_validator("path")
+    @classmethod
+    def _inside(cls, v: str) -> str:
+        if any(part in (".", "..") for part in v.split("/")):
+            raise ValueError(f"secret_inputs.path {v!r} must stay inside the package")
+        return v
+
+
 class ReplaySection(BaseModel):
     model_config = ConfigDict(extra="forbid")
     timeout_sec: PositiveFloat = 1800.0
@@ -66,6 +88,7 @@ class ReplaySection(BaseModel):
     # what of the delivered package survives into the replay as a source: globs (relative to the package);
     # unset, the default rule keeps code and small config files only (see workbench.replay.is_source)
     sources: list[str] | None = None
+    secret_inputs: SecretInputs | None = None
 
     @field_validator("outputs")
     @classmethod
