@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reference workflow: MPB band structures at resolutions 16, 32, 64 and the two gaps.
+# Reference workflow: MPB band structures at the resolutions of inputs.json (16, 32, 64 published) and the two gaps.
 set -euo pipefail
 cd "$(dirname "$0")"
 python3 src/bands.py

@@ -4,7 +4,7 @@ not from what gaps.json claims, and each structure's validation group is gated o
 
 Whether the band files came from MPB at all is decided by the root gates: the receipts (every band file
 written by a process that loaded meep), ``cpu_for_claimed_work`` below (those processes spent the CPU the
-declared solves cost), and the scorer's own MPB solve of one k-point of every declared file
+declared solves cost), and the scorer's own MPB solves of seed-chosen k-points of the public and the secret-input replay
 (tests/recompute.py)."""
 
 from __future__ import annotations
