@@ -1,13 +1,15 @@
 """`workbench task validate` and `workbench task freeze`: the construction pipeline's checks (PaperBenchX §3.3).
 
 Validation replays the reference solution twice, the starter (nop) and every calibration submission in
-clean sandboxes, scores them, and checks: oracle R > 0.9; nop R = 0; each partial strictly between
-the best invalid and the oracle; each invalid < 0.3 even with every leaf still pending review counted as
-passed (its R_upper: an invalid submission must fail on what the machine decided); at least three cheats
-(``calibration/cheat-*``: fabricated outputs in the right formats, a cheap run relabelled, cached outputs,
-label copies, shotgun answers) each < 0.3 the same way; the two reference replays agree (identical
-evidence, or within the tolerances tests/determinism.toml declares) and score identically; the
-reference replay fits the time budget. The record goes to tests/validation.json.
+clean sandboxes (each a second time with secret inputs where the task varies inputs), scores them, and
+checks: oracle R > 0.9; nop R = 0; each partial strictly between the best invalid and the oracle; each
+invalid < 0.3 even with every leaf still pending review counted as passed (its R_upper: an invalid
+submission must fail on what the machine decided); at least three cheats (``calibration/cheat-*``:
+fabricated outputs in the right formats, a cheap run relabelled, cached outputs, label copies, shotgun
+answers, caches in code padded with CPU, steered spot checks) each < 0.3 the same way; the two reference
+replays agree (identical evidence, or within the tolerances tests/determinism.toml declares) and score
+identically; the reference replay fits the time budget; the reference's replays with secret inputs
+succeed. The record goes to tests/validation.json.
 
 ``sandbox="docker"`` runs all of it in the task's image instead; when the task's record comes from the
 other backend (and the task has not changed since), one more check asks that every submission scored the
@@ -138,6 +140,8 @@ def _replay_and_score(task: Task, submission: Path, trial: Path, timeout: float 
     return {"R": scores.R, "R_upper": scores.R_upper, "full": scores.full, "coverage": scores.coverage,
             "replay": prov.status,
             "replay_wall_sec": prov.wall_sec, "failure_reasons": prov.failure_reasons,
+            "secret_replay": (prov.secret_replay or {}).get("status"),
+            "secret_replay_sec": (prov.secret_replay or {}).get("wall_sec"),
             "leaf_scores": {lf.id: lf.score for lf in scores.leaves},
             **({"sota_g": scores.sota.get("g"), "sota_band": scores.sota.get("band")} if scores.sota else {}),
             **({"mcq_accuracy": scores.qa.get("mcq_accuracy"), "oeq_mean": scores.qa.get("oeq_mean")}
@@ -153,6 +157,14 @@ def _same_scores(runs: dict[str, dict[str, Any]], recorded: ValidationRecord) ->
     return CheckResult(name=f"same scores as under {recorded.sandbox}", passed=bool(common) and not differ,
                        detail=f"{len(common) - len(differ)} of {len(common)} submissions score the same R"
                               + (f"; {'; '.join(differ[:5])}" if differ else ""))
+
+
+def _secret_check(o1: dict, o2: dict) -> CheckResult:
+    """The reference follows the secret inputs: both its replays with drawn values succeed."""
+    ok = o1["secret_replay"] == o2["secret_replay"] == "succeeded"
+    return CheckResult(name="reference replays with secret inputs succeed", passed=ok,
+                       detail=f"{o1['secret_replay']}, {o2['secret_replay']} in "
+                              f"{o1['secret_replay_sec'] or 0:.1f} s, {o2['secret_replay_sec'] or 0:.1f} s")
 
 
 def validate_task(task: Task, *, workdir: Path | None = None, install: bool = True, write: bool = True,
@@ -211,11 +223,14 @@ def validate_task(task: Task, *, workdir: Path | None = None, install: bool = Tr
                            + ("" if o1["leaf_scores"] == o2["leaf_scores"] else "; leaf scores differ")),
         CheckResult(name=f"reference replay <= {max_reference_sec:.0f} s", passed=ref_sec <= max_reference_sec,
                     detail=f"{ref_sec:.1f} s on {task.config.environment.cpus} core(s)"),
-    ] + ([_same_scores(runs, recorded)] if recorded else [])
+    ] + ([_secret_check(o1, o2)] if task.config.replay.secret_inputs else []) \
+      + ([_same_scores(runs, recorded)] if recorded else [])
     result = ValidationRecord(
         task=task.id, content_hash=task.content_hash(), passed=all(c.passed for c in checks), checks=checks,
         runs={n: {k: v for k, v in r.items() if k != "leaf_scores"} for n, r in runs.items()},
-        determinism=det, reference_replay_sec=round(ref_sec, 2), environment_digest=env["digest"], sandbox=sandbox,
+        determinism=det, reference_replay_sec=round(ref_sec, 2),
+        secret_replay_sec=max((r["secret_replay_sec"] or 0.0 for r in (o1, o2)), default=None)
+        if task.config.replay.secret_inputs else None, environment_digest=env["digest"], sandbox=sandbox,
         validated_at=datetime.now(UTC).isoformat(timespec="seconds"), workbench_version=__version__)
     if write:
         atomic_write_json(task.paths.validation, result.model_dump())

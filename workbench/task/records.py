@@ -77,6 +77,7 @@ class ValidationRecord(BaseModel):
     runs: dict[str, dict[str, Any]]
     determinism: dict[str, Any]
     reference_replay_sec: float
+    secret_replay_sec: float | None = None  # the reference's replay with secret inputs (tasks that vary inputs)
     environment_digest: str
     sandbox: str = "bwrap"  # the backend the replays ran under (records before it was kept: bwrap)
     validated_at: str
