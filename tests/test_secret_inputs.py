@@ -125,3 +125,14 @@ def test_results_shipped_base64_in_code_are_reported_and_gated(square_task, subm
     assert prov.data_in_code["findings"][0]["kind"] == "base64"
     leaf = _leaves(score_trial(square_task, tmp_path / "t"))["code"]
     assert leaf.score == 0.0 and "src/cache.py" in leaf.rationale
+
+
+def test_task_check_refuses_inputs_that_are_not_secret(square_task):
+    from workbench.authoring.check import check_task
+
+    report = check_task(square_task.root)
+    assert report.errors == [] and any("does not mention inputs.json" in w for w in report.warnings)
+    square_task.paths.secret_inputs_py.write_text("def draw(rng):\n    return {'x': 7}\n")
+    assert any("same file twice" in e for e in check_task(square_task.root).errors)
+    (square_task.root / "environment/starter_submission/inputs.json").unlink()
+    assert any("not a file of the task" in e for e in check_task(square_task.root).errors)

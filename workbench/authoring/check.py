@@ -125,6 +125,28 @@ def _check_questions(paths: TaskPaths, errors: list[str], warnings: list[str]) -
         warnings.append(f"{paths.questions}: answers of {', '.join(unverified)} do not say how they were verified")
 
 
+def _check_secret_inputs(paths: TaskPaths, config, errors: list[str], warnings: list[str]) -> None:
+    """A task that varies inputs publishes them, documents them and draws values no one can predict."""
+    from ..task.package import Task
+    from ..task.secret_inputs import draw_inputs, published_inputs
+
+    spec = config.replay.secret_inputs
+    task = Task(paths, config)
+    try:
+        published_inputs(task)
+        first, second = draw_inputs(task), draw_inputs(task)
+    except WorkbenchError as exc:
+        errors.append(str(exc))
+        return
+    if first == second:
+        errors.append(f"{paths.secret_inputs_py}: draw() returned the same file twice; the replay's inputs would "
+                      "not be secret")
+    contract = paths.instruction.read_text(encoding="utf-8", errors="replace") if paths.instruction.is_file() else ""
+    if spec.path not in contract:
+        warnings.append(f"{paths.instruction}: does not mention {spec.path} (the contract must say that reproduce.sh "
+                        "reads it and that the verifier varies it)")
+
+
 def check_task(root: Path | str) -> Report:
     paths = TaskPaths(Path(root))
     errors: list[str] = []
@@ -157,6 +179,8 @@ def check_task(root: Path | str) -> Report:
         _check_questions(paths, errors, warnings)
     if config is not None:
         _check_output_roots(paths, config, errors)
+        if config.replay.secret_inputs is not None:
+            _check_secret_inputs(paths, config, errors, warnings)
         for key in ("domain", "field", "paper"):
             if not getattr(config.metadata, key):
                 warnings.append(f"{paths.task_toml}: metadata.{key}: not set")
