@@ -20,6 +20,14 @@ at its time step and its deviations recomputed. A linear model, a nonlinear stan
 code, a coarser run interpolated onto a finer grid or a study typed in miss by orders of magnitude more
 than the tolerance (a faithful submission agrees to ~1e-10, the CSV's rounding).
 
+Both take ``replay``: ``"public"`` reads submission/results and the published inputs; ``"secret"`` reads
+the second replay's secret/submission/results, which got inputs drawn for it alone
+(secret/replay/input/inputs.json: the pendulum's parameters, the second design's Q, phi(0) and the step).
+For the secret replay they also require that the replay follows the drawn inputs: the linearization
+equals the analytic CTMS matrices of the drawn parameters within 1 % (so model.xml carries them), the
+second design is the drawn Q, and every output the public replay delivered is there again. A cache, or
+results typed in for the published values, cannot follow drawn masses, lengths and weights.
+
 Runs without the workbench: only the standard library, NumPy, SciPy and MuJoCo.
 """
 
@@ -34,10 +42,44 @@ import numpy as np
 
 MAX_BYTES = 4 << 20
 MAX_STEPS = 200_000
+PUBLISHED = {"cart_mass": 0.5, "pendulum_mass": 0.2, "friction": 0.1, "com_length": 0.3, "inertia": 0.006,
+             "Q_diag": [5000.0, 0.0, 100.0, 0.0], "phi0": 0.1, "step": 0.2}
+G = 9.8
+OUTPUTS = ("model.xml", "linearization.json", "lqr.json", "regulation.csv", "step_response.csv",
+           "timestep_study.csv")
 
 
-def _results(evidence: Path) -> Path:
-    return Path(evidence) / "submission" / "results"
+def _prefix(replay: str) -> str:
+    if replay not in ("public", "secret"):
+        raise ValueError(f"replay {replay!r}")
+    return "secret" if replay == "secret" else ""
+
+
+def _results(evidence: Path, replay: str = "public") -> Path:
+    return Path(evidence) / _prefix(replay) / "submission" / "results"
+
+
+def _inputs(evidence: Path, replay: str = "public") -> dict:
+    p = Path(evidence) / _prefix(replay) / "replay" / "input" / "inputs.json"
+    cfg = dict(PUBLISHED)
+    if p.is_file():
+        cfg.update(json.loads(p.read_text()))
+    return cfg
+
+
+def analytic(cfg: dict) -> tuple[np.ndarray, np.ndarray]:
+    """The CTMS state-space matrices (x, x_dot, phi, phi_dot) of the given parameters."""
+    M, m, b, L, I = (float(cfg[k]) for k in ("cart_mass", "pendulum_mass", "friction", "com_length", "inertia"))
+    p = I * (M + m) + M * m * L ** 2
+    A = np.array([[0, 1, 0, 0], [0, -(I + m * L ** 2) * b / p, m ** 2 * G * L ** 2 / p, 0], [0, 0, 0, 1],
+                  [0, -m * L * b / p, m * G * L * (M + m) / p, 0]])
+    return A, np.array([0, (I + m * L ** 2) / p, 0, m * L / p])
+
+
+def _missing_again(evidence: Path) -> list[str]:
+    """The outputs the public replay delivered that the secret replay did not."""
+    pub, sec = _results(evidence), _results(evidence, "secret")
+    return [n for n in OUTPUTS if (pub / n).is_file() and not (sec / n).is_file()]
 
 
 def _read(path: Path) -> str:
@@ -162,13 +204,20 @@ def _fail(text: str) -> dict:
     return {"score": 0.0, "rationale": "fail: " + text}
 
 
-def linear_design(evidence: Path, fd_atol: float = 1e-6, k_rtol: float = 1e-6) -> dict:
+def linear_design(evidence: Path, fd_atol: float = 1e-6, k_rtol: float = 1e-6, replay: str = "public",
+                  plant_rtol: float = 0.01) -> dict:
     """Score 1 when every fd_study entry is MuJoCo's own finite difference of the submitted model.xml at
     its declared step (central or forward; within ``fd_atol`` times the matrices' scale), and every LQR
-    gain and Nbar equals CARE's from the submitted A and B (within ``k_rtol``)."""
+    gain and Nbar equals CARE's from the submitted A and B (within ``k_rtol``). For the secret replay, A
+    and B must also be the analytic CTMS matrices of the drawn parameters (within ``plant_rtol``) and the
+    public replay's outputs must all be there again."""
     import scipy.linalg as sl
 
-    results = _results(evidence)
+    results = _results(evidence, replay)
+    cfg = _inputs(evidence, replay)
+    q2 = [float(q) for q in cfg["Q_diag"]]
+    if replay == "secret" and (gone := _missing_again(evidence)):
+        return _fail(f"the secret replay did not deliver {gone}, which the public replay did")
     try:
         plant = Plant(results)
         lin, lqr = _lin(results), _lqr(results)
@@ -192,8 +241,26 @@ def linear_design(evidence: Path, fd_atol: float = 1e-6, k_rtol: float = 1e-6) -
         notes.append(f"eps {eps:g}: {worst:.1e}{'' if good else ' (differs)'}")
     text = "fd_study vs MuJoCo's own differences of model.xml (largest difference per step, tolerance " \
            f"{fd_atol:g} x scale): " + ", ".join(notes)
+    if replay == "secret":
+        a_ref, b_ref = analytic(cfg)
+        dev = max(float(np.max(np.abs(A - a_ref) / np.maximum(np.abs(a_ref), 1e-6 / plant_rtol))),
+                  float(np.max(np.abs(B.ravel() - b_ref) / np.maximum(np.abs(b_ref), 1e-6 / plant_rtol))))
+        good = dev <= plant_rtol
+        ok &= good
+        text = f"secret inputs {json.dumps(cfg)}: A, B vs the analytic CTMS matrices of the drawn parameters " \
+               f"{dev:.1e} relative (tolerance {plant_rtol:g}){'' if good else ' (not the drawn pendulum)'}; " + text
+        try:  # the designs the public replay delivered must be there again, the second with the drawn Q
+            pub = _lqr(_results(evidence))
+            pub_q = [float(q) for q in _inputs(evidence)["Q_diag"]]
+            want = [i for i, q in enumerate(([1, 0, 1, 0], pub_q)) if _design(pub, q) is not None]
+        except (OSError, ValueError, KeyError, TypeError):
+            want = []
+        missing = [("Q = C'C", f"Q_diag {q2}")[i] for i in want if _design(lqr, ([1, 0, 1, 0], q2)[i]) is None]
+        if missing:
+            ok = False
+            text += f"; lqr.json has no design for {', '.join(missing)} (the public replay delivered it)"
     gains = []
-    for q in ([1, 0, 1, 0], [5000, 0, 100, 0]):
+    for q in ([1, 0, 1, 0], q2):
         try:
             K = _design(lqr, q)
         except (KeyError, TypeError, ValueError):
@@ -209,7 +276,7 @@ def linear_design(evidence: Path, fd_atol: float = 1e-6, k_rtol: float = 1e-6) -
         good = rel <= k_rtol
         ok &= good
         gains.append(f"Q_diag {q}: K vs CARE {rel:.1e}")
-        if q[0] == 5000 and lqr.get("Nbar") is not None:
+        if q is q2 and lqr.get("Nbar") is not None:
             try:
                 nbar = float(lqr["Nbar"])
                 nref = float(-1.0 / (np.array([[1.0, 0, 0, 0]]) @ np.linalg.inv(A - B @ K[None, :]) @ B)[0, 0])
@@ -219,9 +286,9 @@ def linear_design(evidence: Path, fd_atol: float = 1e-6, k_rtol: float = 1e-6) -
             ok &= nrel <= k_rtol
             gains.append(f"Nbar vs -1/(C (A - BK)^-1 B) {nrel:.1e}")
     text += "; " + ("; ".join(gains) if gains else "no LQR design to recompute") + f" (tolerance {k_rtol:g})"
+    pre = "secret/" if replay == "secret" else ""
     return {"score": float(ok), "rationale": ("pass: " if ok else "fail: ") + text,
-            "refs": ["submission/results/model.xml", "submission/results/linearization.json",
-                     "submission/results/lqr.json"]}
+            "refs": [f"{pre}submission/results/{n}" for n in ("model.xml", "linearization.json", "lqr.json")]}
 
 
 def _table(path: Path, cols: tuple[str, ...]) -> np.ndarray:
@@ -235,27 +302,31 @@ def _table(path: Path, cols: tuple[str, ...]) -> np.ndarray:
     return out
 
 
-RUNS = {"regulation": (0.0, [0.0, 0.0, 0.1, 0.0]), "step_response": (0.2, [0.0, 0.0, 0.0, 0.0])}
-
-
-def closed_loops(evidence: Path, atol: float = 1e-6, study_rtol: float = 0.02, t_end: float = 6.0) -> dict:
+def closed_loops(evidence: Path, atol: float = 1e-6, study_rtol: float = 0.02, t_end: float = 6.0,
+                 replay: str = "public") -> dict:
     """Score 1 when every submitted trajectory (regulation.csv, step_response.csv) and every row of
     timestep_study.csv is what MuJoCo gives for the submitted model.xml under the submitted K and Nbar
     (trajectories within ``atol`` in x and phi; study deviations within ``study_rtol``). A submission with
-    none of these files has nothing to recompute (its leaves on them fail on their own)."""
-    results = _results(evidence)
+    none of these files has nothing to recompute (its leaves on them fail on their own); the secret replay
+    must deliver again what the public one did."""
+    results = _results(evidence, replay)
+    cfg = _inputs(evidence, replay)
+    RUNS = {"regulation": (0.0, [0.0, 0.0, float(cfg["phi0"]), 0.0]),  # noqa: N806
+            "step_response": (float(cfg["step"]), [0.0, 0.0, 0.0, 0.0])}
+    if replay == "secret" and (gone := _missing_again(evidence)):
+        return _fail(f"the secret replay did not deliver {gone}, which the public replay did")
     present = [n for n in ("regulation", "step_response", "timestep_study") if (results / f"{n}.csv").is_file()]
     if not present:
         return {"score": 1.0, "rationale": "pass: no closed-loop outputs to recompute"}
     try:
         plant = Plant(results)
         lqr = _lqr(results)
-        K = _design(lqr, [5000, 0, 100, 0])
+        K = _design(lqr, [float(q) for q in cfg["Q_diag"]])
         nbar = float(lqr["Nbar"])
     except (OSError, ValueError, KeyError, TypeError) as exc:
         return _fail(f"cannot rebuild the closed loop from model.xml and lqr.json: {exc}")
     if K is None or not np.isfinite(K).all() or not np.isfinite(nbar):
-        return _fail("lqr.json has no finite K for Q_diag [5000, 0, 100, 0] or no Nbar")
+        return _fail(f"lqr.json has no finite K for Q_diag {cfg['Q_diag']} or no Nbar")
     try:
         study = _table(results / "timestep_study.csv", ("dt", "max_dev_x", "max_dev_phi")) \
             if "timestep_study" in present else None
@@ -305,7 +376,9 @@ def closed_loops(evidence: Path, atol: float = 1e-6, study_rtol: float = 0.02, t
             notes.append("timestep_study: " + ", ".join(dev_notes))
     except (ValueError, RuntimeError) as exc:
         return _fail(f"re-simulation failed: {exc}")
-    return {"score": float(ok), "rationale": ("pass: " if ok else "fail: ") + "; ".join(notes) +
+    pre = "secret/" if replay == "secret" else ""
+    where = f"secret inputs phi0 {cfg['phi0']:g}, step {cfg['step']:g}, Q_diag {cfg['Q_diag']}: " if pre else ""
+    return {"score": float(ok), "rationale": ("pass: " if ok else "fail: ") + where + "; ".join(notes) +
             f" (tolerance {atol:g} on trajectories, {100 * study_rtol:g} % on the study)",
-            "refs": ["submission/results/model.xml", "submission/results/lqr.json"] +
-            [f"submission/results/{n}.csv" for n in present]}
+            "refs": [f"{pre}submission/results/model.xml", f"{pre}submission/results/lqr.json"] +
+            [f"{pre}submission/results/{n}.csv" for n in present]}

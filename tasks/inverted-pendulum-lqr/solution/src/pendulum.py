@@ -19,7 +19,11 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 OUT = Path("results")
-M, m, b, L, I_CM, G = 0.5, 0.2, 0.1, 0.3, 0.006, 9.8
+# the contract's inputs (instruction.md): the verifier may replay the package with other values
+INPUTS = json.loads(Path("inputs.json").read_text())
+M, m, b, L, I_CM = (float(INPUTS[k]) for k in ("cart_mass", "pendulum_mass", "friction", "com_length", "inertia"))
+G = 9.8
+PHI0, STEP = float(INPUTS["phi0"]), float(INPUTS["step"])
 MJCF = f"""<mujoco model="ctms-inverted-pendulum">
   <option gravity="0 0 -{G}" timestep="0.001" integrator="RK4"/>
   <worldbody>
@@ -35,7 +39,7 @@ MJCF = f"""<mujoco model="ctms-inverted-pendulum">
   <actuator><motor name="force" joint="slider" gear="1"/></actuator>
 </mujoco>
 """
-DESIGNS = [{"Q_diag": [1.0, 0.0, 1.0, 0.0], "R": 1.0}, {"Q_diag": [5000.0, 0.0, 100.0, 0.0], "R": 1.0}]
+DESIGNS = [{"Q_diag": [1.0, 0.0, 1.0, 0.0], "R": 1.0}, {"Q_diag": [float(q) for q in INPUTS["Q_diag"]], "R": 1.0}]
 DTS = [0.01, 0.005, 0.002, 0.001]
 T_END = 6.0
 
@@ -122,7 +126,7 @@ def main() -> None:
     json.dump({"open_loop_poles": [[p.real, p.imag] for p in poles], "designs": designs, "Nbar": nbar},
               open(OUT / "lqr.json", "w"), indent=2)
 
-    runs = {dt: (simulate(K2, nbar, 0.0, [0, 0, 0.1, 0], dt), simulate(K2, nbar, 0.2, [0, 0, 0, 0], dt))
+    runs = {dt: (simulate(K2, nbar, 0.0, [0, 0, PHI0, 0], dt), simulate(K2, nbar, STEP, [0, 0, 0, 0], dt))
             for dt in DTS}
     finest = runs[DTS[-1]]
     study_rows = []
@@ -144,8 +148,9 @@ def plot(step) -> None:
         ax.plot(step[:, 0], step[:, col])
         ax.set_ylabel(label)
         ax.grid(alpha=0.3)
-    axes[0].axhline(0.2, color="k", ls=":", lw=0.8)
-    axes[0].set_title("MuJoCo closed loop, LQR Q11 = 5000, Q33 = 100, 0.2 m step with Nbar")
+    axes[0].axhline(STEP, color="k", ls=":", lw=0.8)
+    axes[0].set_title(f"MuJoCo closed loop, LQR Q11 = {DESIGNS[1]['Q_diag'][0]:g}, Q33 = {DESIGNS[1]['Q_diag'][2]:g}, "
+                      f"{STEP:g} m step with Nbar")
     axes[1].axhline(0.35, color="r", ls="--", lw=0.8)
     axes[1].axhline(-0.35, color="r", ls="--", lw=0.8)
     axes[2].set_xlabel("time (s)")
