@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CALIBRATION (partial): converged LDA energies at 5 lattice constants and a quadratic fit for a0 only:
+# CALIBRATION (partial): converged LDA energies at the inputs.json lattice constants and a fit for a0 only:
 # no bulk modulus, no convergence studies, no figure.
 set -euo pipefail
 cd "$(dirname "$0")"
