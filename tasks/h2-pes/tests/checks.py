@@ -266,3 +266,42 @@ def cpu_for_claimed_work(ev, code: tuple[str, ...] = PYSCF_CODE, fraction: float
     return _result(ok, f"PySCF's own code ({', '.join(code)}) used {used}: the declared curves ({detail}) cost "
                        f"about {claimed:.1f} CPU s, {fraction:g} of that needed inside it",
                    ["replay/receipts.json", *ev.glob("results/pes_*.csv")])
+
+
+@task_check
+def inputs_followed(ev, replay: str = "public", re_tol: float = 0.001, de_rel_tol: float = 0.002) -> CheckOutcome:
+    """The replay computed what its inputs.json held. ``replay="secret"`` reads the second replay, whose bond
+    lengths were drawn for it alone: every correlation-consistent curve holds exactly the drawn bond lengths
+    (4 decimals), and summary.json's Re and De are the refit of that replay's largest curve (its E_H)."""
+    pre = "secret/" if replay == "secret" else ""
+    top = f"{pre}submission"
+    want = sorted(round(float(x), 4) for x in ev.read_json(f"{pre}replay/input/inputs.json")["R_bohr"])
+    files = [f for f in ev.glob(f"{top}/results/pes_*.csv")
+             if FAMILY.match(f.rsplit("/pes_", 1)[1][: -len(".csv")].lower())]
+    if not files:
+        raise MissingEvidence(f"{top}/results/pes_*.csv", "no correlation-consistent curve")
+    problems = []
+    for f in files:
+        r, _ = _curve(ev, f)
+        if sorted(round(float(x), 4) for x in r) != want:
+            problems.append(f"{f.rsplit('/', 1)[1]}: bond lengths {sorted(r.tolist())[:4]}... are not inputs.json's "
+                            f"{want[:4]}...")
+    detail = ""
+    if not problems:
+        df = ev.read_csv(f"{top}/results/convergence.csv")
+        row = df.sort_values("cardinal", kind="stable").iloc[-1].to_dict()
+        path = f"{top}/results/pes_{str(row['basis']).strip().lower()}.csv"
+        r, e = _curve(ev, path)
+        re_, emin = _refit(r, e, path)
+        de = (2 * float(row["E_H"]) - emin) * HARTREE_TO_CM1
+        s = ev.read_json(f"{top}/results/summary.json")
+        try:
+            s_re, s_de = float(s["Re_bohr"]), float(s["De_cm1"])
+        except (KeyError, TypeError, ValueError):
+            s_re = s_de = float("nan")
+        if not (abs(s_re - re_) <= re_tol and abs(s_de - de) <= de_rel_tol * abs(de)):
+            problems.append(f"summary Re {s_re}, De {s_de} vs refit Re {re_:.5f}, De {de:.1f}")
+        detail = f"; summary Re {s_re}, De {s_de} = refit of {path.rsplit('/', 1)[1]}"
+    return _result(not problems, "; ".join(problems[:3]) or
+                   f"{replay} replay: {len(files)} curves at inputs.json's {len(want)} bond lengths{detail}",
+                   [f"{top}/results/", f"{pre}replay/input/inputs.json"])

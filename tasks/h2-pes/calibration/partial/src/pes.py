@@ -12,7 +12,7 @@ print("pyscf", pyscf.__version__, flush=True)
 os.makedirs("results", exist_ok=True)
 rows = []
 for basis, card in [("cc-pvdz", 2), ("cc-pvtz", 3)]:
-    grid = np.linspace(1.30, 1.50, 7)
+    grid = [float(x) for x in json.load(open("inputs.json"))["R_bohr"]]
     energies = []
     for r in grid:
         mol = gto.M(atom=f"H 0 0 0; H 0 0 {r}", unit="Bohr", basis=basis, verbose=0)
@@ -24,6 +24,8 @@ for basis, card in [("cc-pvdz", 2), ("cc-pvtz", 3)]:
         w.writerows(energies)
     r = np.array([e[0] for e in energies])
     e = np.array([e[2] for e in energies])
+    near = np.abs(r - r[np.argmin(e)]) <= 0.1 + 1e-9
+    r, e = r[near], e[near]
     c = np.polyfit(r - 1.4, e, 4)
     fine = np.linspace(1.30, 1.50, 20001)
     ef = np.polyval(c, fine - 1.4)
