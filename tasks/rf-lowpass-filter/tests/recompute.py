@@ -131,3 +131,91 @@ def ladder_cascade(evidence: Path, atol: float = 1e-6, min_points: int = 2) -> d
             "refs": ["submission/results/design.json"] + [f"submission/results/{w}.s2p"
                                                            for w in ("maxflat", "equiripple")
                                                            if (results / f"{w}.s2p").is_file()]}
+
+
+# --- the secret-input replay: the scorer's own synthesis of the drawn specification -------------------
+
+def _maxflat_g(n: int) -> list[float]:
+    return [2 * math.sin((2 * k - 1) * math.pi / (2 * n)) for k in range(1, n + 1)]
+
+
+def _equiripple_g(n: int, ripple_db: float) -> list[float]:
+    beta = math.log(1 / math.tanh(ripple_db * math.log(10) / 40))
+    gamma = math.sinh(beta / (2 * n))
+    a = [math.sin((2 * k - 1) * math.pi / (2 * n)) for k in range(1, n + 1)]
+    b = [gamma ** 2 + math.sin(k * math.pi / n) ** 2 for k in range(1, n + 1)]
+    g = [2 * a[0] / gamma]
+    for k in range(2, n + 1):
+        g.append(4 * a[k - 2] * a[k - 1] / (b[k - 2] * g[k - 2]))
+    return g
+
+
+def synthesis(cfg: dict) -> tuple[int, dict[str, list[dict]]]:
+    """The order and the shunt-C-first ladders (SI values) the drawn specification asks for."""
+    fc, z0 = float(cfg["fc_Hz"]), float(cfg["Z0_ohm"])
+    ratio, need = float(cfg["spec_f_Hz"]) / fc, float(cfg["spec_IL_dB"])
+    n = next(k for k in range(1, 30) if 10 * math.log10(1 + ratio ** (2 * k)) >= need)
+    wc = 2 * math.pi * fc
+    out = {}
+    for which, g in (("maxflat", _maxflat_g(n)), ("equiripple", _equiripple_g(n, float(cfg["ripple_dB"])))):
+        out[which] = [{"kind": "shunt_capacitor", "value": gk / (z0 * wc)} if k % 2 else
+                      {"kind": "series_inductor", "value": z0 * gk / wc} for k, gk in enumerate(g, 1)]
+    return n, out
+
+
+def secret_design(evidence: Path, atol: float = 1e-6, rel_tol: float = 1e-6) -> dict:
+    """Score 1 when the secret replay (inputs drawn for it alone) delivered, for every filter the public
+    replay delivered, the scorer's own synthesis of the drawn specification (order N, and every component's
+    kind and value within ``rel_tol``) and a Touchstone file on the drawn sweep, referenced to the drawn Z0,
+    whose S-parameters equal (within ``atol``) the cascade of the scorer's own ladder: the score is of the
+    scorer's synthesis and simulation, never of the submitted one."""
+    evidence = Path(evidence)
+    pub, sec = evidence / "submission" / "results", evidence / "secret" / "submission" / "results"
+    try:
+        cfg = json.loads((evidence / "secret" / "replay" / "input" / "inputs.json").read_text())
+        n, ladders = synthesis(cfg)
+        sw = cfg["sweep"]
+        f_drawn = np.linspace(float(sw["start_Hz"]), float(sw["stop_Hz"]), int(sw["points"]))
+    except (OSError, ValueError, KeyError, TypeError, StopIteration) as exc:
+        return {"score": 0.0, "rationale": f"fail: no secret inputs to recompute: {exc}"}
+    wanted = [w for w in ("maxflat", "equiripple") if (pub / f"{w}.s2p").is_file()]
+    if not wanted:
+        return {"score": 0.0, "rationale": "fail: the public replay delivered no Touchstone file"}
+    try:
+        design = json.loads((sec / "design.json").read_text())
+        if not isinstance(design, dict):
+            raise ValueError("not an object")
+    except (OSError, ValueError) as exc:
+        return {"score": 0.0, "rationale": f"fail: the secret replay's design.json is unreadable: {exc}"}
+    z0 = float(cfg["Z0_ohm"])
+    notes, ok = [], True
+    for which in wanted:
+        block = design.get(which) if isinstance(design.get(which), dict) else {}
+        parts = block.get("components") if isinstance(block.get("components"), list) else []
+        own = ladders[which]
+        kinds_ok = len(parts) == len(own) and all(isinstance(p, dict) and p.get("kind") == q["kind"]
+                                                  for p, q in zip(parts, own))
+        try:
+            rel = max(abs(float(p["value"]) - q["value"]) / q["value"] for p, q in zip(parts, own)) if kinds_ok \
+                else math.inf
+        except (KeyError, TypeError, ValueError):
+            rel = math.inf
+        good_design = block.get("N") == n and rel <= rel_tol
+        try:
+            f, s, ref = read_s2p(sec / f"{which}.s2p")
+            grid = len(f) == len(f_drawn) and float(np.abs(f - f_drawn).max()) <= 1e-9 * f_drawn[-1] + 1.0
+            dev = float(np.abs(cascade(f, own, z0) - s).max()) if grid else math.inf
+            ref_ok = ref == z0
+        except (OSError, ValueError) as exc:
+            ok = False
+            notes.append(f"{which}: {exc}")
+            continue
+        good = good_design and grid and ref_ok and dev <= atol
+        ok &= good
+        notes.append(f"{which}: N {block.get('N')} vs {n}, components vs the scorer's synthesis "
+                     f"{rel:.1e} relative (tolerance {rel_tol:g}), sweep {'as drawn' if grid else 'not the drawn one'}, "
+                     f"reference {ref:g} ohm vs {z0:g}, S vs the scorer's own ladder cascaded {dev:.1e} "
+                     f"(tolerance {atol:g})")
+    return {"score": float(ok), "rationale": ("pass: " if ok else "fail: ") + f"secret inputs {json.dumps(cfg)}: "
+            + "; ".join(notes),
+            "refs": ["secret/submission/results/design.json"] + [f"secret/submission/results/{w}.s2p" for w in wanted]}

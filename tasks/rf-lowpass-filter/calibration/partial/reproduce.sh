@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # CALIBRATION (partial): a correct maximally flat design and simulation, but no equal-ripple
-# comparison, a coarse 100 MHz sweep and no figure.
+# comparison and no figure (it reads inputs.json like a full package).
 set -euo pipefail
 cd "$(dirname "$0")"
 python3 src/maxflat_only.py
