@@ -10,7 +10,10 @@ import scanpy as sc
 
 out = Path("results")
 out.mkdir(exist_ok=True)
-adata = sc.datasets.pbmc68k_reduced()
+# the cells the contract's inputs.json lists (all 700 in the published file; a subsample in the verifier's
+# second replay): every answer below is for them
+cells = json.loads(Path("inputs.json").read_text())["cells"]
+adata = sc.datasets.pbmc68k_reduced()[cells].copy()
 obs = adata.obs
 pop = obs["bulk_labels"]
 
