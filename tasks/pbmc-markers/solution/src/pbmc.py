@@ -15,7 +15,6 @@ from sklearn.metrics import adjusted_rand_score
 matplotlib.use("Agg")
 
 OUT = Path("results")
-SEED = 0
 CANONICAL = {
     "B cell": ["CD79A", "CD79B", "MS4A1"],
     "NK cell": ["NKG7", "GNLY"],
@@ -26,9 +25,9 @@ CANONICAL = {
 }
 
 
-def fresh_anndata() -> sc.AnnData:
-    """Only the log-normalized expression and the FACS labels: nothing precomputed comes along."""
-    shipped = sc.datasets.pbmc68k_reduced()
+def fresh_anndata(cells: list[str]) -> sc.AnnData:
+    """Only the log-normalized expression and the FACS labels of the given cells: nothing precomputed comes along."""
+    shipped = sc.datasets.pbmc68k_reduced()[cells]
     x = shipped.raw.X
     x = np.asarray(x.toarray() if hasattr(x, "toarray") else x, dtype=np.float64)
     return sc.AnnData(X=x, obs=shipped.obs[["bulk_labels"]].copy(),
@@ -48,10 +47,10 @@ def markers(adata: sc.AnnData) -> pd.DataFrame:
 def cluster(adata: sc.AnnData, params: dict) -> sc.AnnData:
     work = adata.copy()
     sc.pp.scale(work, max_value=10)
-    sc.tl.pca(work, n_comps=50, svd_solver="arpack", random_state=SEED)
-    sc.pp.neighbors(work, n_neighbors=params["n_neighbors"], n_pcs=params["n_pcs"], random_state=SEED)
-    sc.tl.leiden(work, resolution=params["resolution"], flavor="igraph", n_iterations=2, random_state=SEED)
-    sc.tl.umap(work, random_state=SEED)
+    sc.tl.pca(work, n_comps=50, svd_solver="arpack", random_state=params["seed"])
+    sc.pp.neighbors(work, n_neighbors=params["n_neighbors"], n_pcs=params["n_pcs"], random_state=params["seed"])
+    sc.tl.leiden(work, resolution=params["resolution"], flavor="igraph", n_iterations=2, random_state=params["seed"])
+    sc.tl.umap(work, random_state=params["seed"])
     return work
 
 
@@ -71,13 +70,16 @@ def main() -> None:
     OUT.mkdir(exist_ok=True)
     print(f"scanpy {sc.__version__}", flush=True)
     sc.settings.verbosity = 1
-    adata = fresh_anndata()
+    # the contract's inputs.json: the cells and the clustering parameters (the published file: all 700 cells,
+    # 40 PCs, 15 neighbours, resolution 1, seed 0; the verifier's second replay draws its own)
+    inputs = json.loads(Path("inputs.json").read_text())
+    params = {k: inputs[k] for k in ("n_pcs", "n_neighbors", "resolution", "seed")}
+    adata = fresh_anndata(inputs["cells"])
     table = markers(adata)
     table.to_csv(OUT / "markers.csv", index=False)
     for g, sub in table.groupby("group", observed=True):
         print(f"{g:30s} {sub.gene.head(8).tolist()}", flush=True)
 
-    params = {"n_pcs": 40, "n_neighbors": 15, "resolution": 1.0}
     work = cluster(adata, params)
     clusters = work.obs["leiden"].astype(str)
     names = annotate(adata, clusters)
@@ -86,7 +88,7 @@ def main() -> None:
                  ).to_csv(OUT / "clusters.csv", index=False)
     ari = adjusted_rand_score(work.obs["bulk_labels"], clusters)
     summary = {"marker_test": "wilcoxon", "p_adjust": "benjamini-hochberg", "clustering": "leiden", **params,
-               "n_clusters": int(clusters.nunique()), "ari_vs_bulk_labels": ari, "seed": SEED,
+               "n_clusters": int(clusters.nunique()), "ari_vs_bulk_labels": ari,
                "cluster_annotation": names}
     (OUT / "summary.json").write_text(json.dumps(summary, indent=2))
     print(f"{summary['n_clusters']} Leiden clusters, ARI vs FACS labels {ari:.3f}; {names}", flush=True)
