@@ -1,14 +1,18 @@
 """Hidden evaluator (NatureBench contract): run_evaluation() -> {instance: {metric: value}}.
 
-Accuracy in percent of each instance's out-of-fold predictions against the private labels, counted only
-when the predictions are what they claim to be: the scorer rebuilds the estimator, folds and features
-metrics.json declares and re-runs that 10-fold cross-validation itself (``verify`` in recompute.py beside
-this file; none of the submission's code runs). The labels are public, so predictions that are the labels,
-training-set predictions or a per-sample pick among many models get ``accuracy: None`` with the reason
-(the failure floor g = -1), as does a missing or malformed prediction file.
+Accuracy in percent of the scorer's OWN out-of-fold predictions for the SECRET replay: the second replay ran
+with a fold seed and a set of left-out rows drawn for it alone (tests/secret_inputs.py), and the scorer
+rebuilds the estimator, folds and features that replay's metrics.json declares and re-runs that 10-fold
+cross-validation itself (``verify`` in recompute.py beside this file; none of the submission's code runs),
+on data jittered by a relative 1e-9 drawn here. The accuracy counts only when the submitted predictions of
+both replays are that re-run's (>= 99.5 % agreement); the accuracy is the re-run's, never the shipped file's.
+The labels are public, so predictions that are the labels, training-set predictions, a per-sample pick among
+many models or predictions cached for the published folds get ``accuracy: None`` with the reason (the failure
+floor g = -1), as does a missing or malformed prediction file.
 """
 
 import importlib.util
+import secrets
 from pathlib import Path
 
 INSTANCES = ("all-features", "three-features")
@@ -25,18 +29,20 @@ def run_evaluation(evidence_dir=".", refs_dir=None) -> dict:
     evidence = Path(evidence_dir)
     refs = Path(refs_dir) if refs_dir else Path(__file__).parent / "refs"
     v = _verifier()
-    truth = v._labels(refs)
     out = {}
     for instance in INSTANCES:
         try:
-            checked = v.verify(evidence, refs, instance)
-        except FileNotFoundError:
-            out[instance] = {"accuracy": None, "error": "predictions.csv missing"}
+            public = v.verify(evidence, refs, instance, "public", secrets.randbits(63))
+            checked = v.verify(evidence, refs, instance, "secret", secrets.randbits(63))
+        except FileNotFoundError as exc:
+            out[instance] = {"accuracy": None, "error": f"missing: {exc}"}
             continue
         except v.Rejected as exc:
             out[instance] = {"accuracy": None, "error": str(exc)[:480]}
             continue
-        pred = checked["predictions"]
-        out[instance] = {"accuracy": 100.0 * sum(p == t for p, t in zip(pred, truth, strict=True)) / len(truth),
-                         "n": len(truth), "refit_agreement": checked["agreement"]}
+        refit, y = checked["refit"], checked["y"]
+        out[instance] = {"accuracy": 100.0 * sum(p == t for p, t in zip(refit, y, strict=True)) / len(y),
+                         "n": len(y), "refit_agreement": checked["agreement"],
+                         "public_accuracy": 100.0 * sum(p == t for p, t in zip(public["refit"], public["y"],
+                                                                                  strict=True)) / len(public["y"])}
     return out
