@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from workbench.evidence import MissingEvidence
+from workbench.parsers import first_match
 from workbench.scoring import CheckOutcome, task_check
 
 Z0, ZL, N, GM, F0 = 100.0, 50.0, 3, 0.05, 1e9
@@ -155,3 +156,16 @@ def reported_bandwidths(ev, tol: float = 0.01) -> CheckOutcome:
             out.append(False)
     return _result(all(out), f"reported bandwidths agree with the raw curves: {out}",
                    ["submission/results/design.json"])
+
+
+@task_check
+def skrf_version(ev, expected: str = "2.2.0") -> CheckOutcome:
+    """The version the run printed: the FIRST line of the replay's standard output that is only
+    ``scikit-rf <version>`` (anchored; a later line, or text inside another line, is not read), and it must be
+    the environment's scikit-rf (requirements.txt pins it), in both replays."""
+    got = {}
+    for replay, rel in (("public", "replay/stdout.log"), ("secret", "secret/replay/stdout.log")):
+        got[replay] = first_match(r"^\s*scikit-rf\W{0,3}v?(\d+\.\d+\.\d+)\s*$", ev.read_text(rel))
+    ok = all(v == expected for v in got.values())
+    return _result(ok, f"scikit-rf versions printed: {got} (the environment's: {expected})",
+                   ["replay/stdout.log", "secret/replay/stdout.log"])

@@ -12,7 +12,10 @@ import numpy as np
 import skrf
 
 OUT = Path("results")
-Z0, ZL, N, GM, F0 = 100.0, 50.0, 3, 0.05, 1e9
+# the task's inputs (inputs.json, part of the contract): line, load, sections, design frequency, tolerance
+INPUTS = json.loads(Path("inputs.json").read_text())
+Z0, ZL, N = float(INPUTS["Z0_ohm"]), float(INPUTS["ZL_ohm"]), int(INPUTS["N"])
+GM, F0 = float(INPUTS["gamma_m"]), float(INPUTS["f0_Hz"])
 C = 299792458.0
 
 
@@ -29,7 +32,7 @@ def bandwidth_formula() -> float:
 
 
 def input_reflection(freq: skrf.Frequency, sections: list[float]) -> skrf.Network:
-    """Quarter-wave (at F0) lines from the 100 ohm port towards a 50 ohm load."""
+    """Quarter-wave (at F0) lines from the Z0 port towards the ZL load."""
     gamma = 1j * freq.w / C  # an ideal lossless TEM line (the default gamma of 1j per metre is not one)
     net = None
     for z in sections:
@@ -53,7 +56,7 @@ def measured_bandwidth(f: np.ndarray, gamma: np.ndarray) -> float:
 def main() -> None:
     OUT.mkdir(exist_ok=True)
     print(f"scikit-rf {skrf.__version__}", flush=True)
-    freq = skrf.Frequency(0, 2, 2001, "GHz")
+    freq = skrf.Frequency(0, 2 * F0, 2001, "Hz")  # 0 to 2 f0, step f0/1000
     sections = binomial_sections()
     nets = {"binomial": input_reflection(freq, sections), "single": input_reflection(freq, [math.sqrt(Z0 * ZL)])}
     gamma = {}
@@ -70,7 +73,7 @@ def main() -> None:
         w = csv.writer(fh)
         w.writerow(["f_GHz", "gamma_binomial", "gamma_single"])
         for row in zip(freq.f / 1e9, gamma["binomial"], gamma["single"], strict=True):
-            w.writerow([f"{row[0]:.4f}", f"{row[1]:.8f}", f"{row[2]:.8f}"])
+            w.writerow([f"{row[0]:.9f}", f"{row[1]:.10f}", f"{row[2]:.10f}"])
     print(f"sections {[round(z, 2) for z in sections]} ohm; bandwidth (|G| <= {GM}): binomial {bw['binomial']:.3f} "
           f"(formula {bandwidth_formula():.3f}), single {bw['single']:.3f}", flush=True)
     plot(freq.f / 1e9, gamma)
@@ -83,11 +86,11 @@ def plot(f, gamma) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 4))
-    ax.plot(f, gamma["binomial"], label="3-section binomial")
+    ax.plot(f, gamma["binomial"], label=f"{N}-section binomial")
     ax.plot(f, gamma["single"], label="single quarter-wave section")
-    ax.axhline(GM, color="r", ls="--", lw=0.8, label="Γm = 0.05")
-    ax.set_xlabel("frequency (GHz), f0 = 1 GHz")
-    ax.set_ylabel("|Γ| at the 100 Ω input")
+    ax.axhline(GM, color="r", ls="--", lw=0.8, label=f"Γm = {GM:g}")
+    ax.set_xlabel(f"frequency (GHz), f0 = {F0 / 1e9:g} GHz")
+    ax.set_ylabel(f"|Γ| at the {Z0:g} Ω input")
     ax.legend()
     fig.tight_layout()
     fig.savefig(OUT / "reflection.png", dpi=100)
