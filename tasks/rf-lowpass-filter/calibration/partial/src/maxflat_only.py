@@ -21,7 +21,7 @@ net = skrf.network.cascade_list([media.shunt_capacitor(p["value"]) if p["kind"] 
                                  else media.inductor(p["value"]) for p in parts])
 net.write_touchstone("results/maxflat")
 il = -20 * np.log10(np.abs(net.s[:, 1, 0]))
-json.dump({"fc_Hz": fc, "Z0_ohm": r0, "maxflat": {"N": 5, "g": g, "components": parts}},
+json.dump({"fc_Hz": fc, "Z0_ohm": r0, "maxflat": {"N": n, "g": g, "components": parts}},
           open("results/design.json", "w"), indent=2)
 with open("results/insertion_loss.csv", "w", newline="") as fh:
     w = csv.writer(fh)
