@@ -36,7 +36,9 @@ MAX_FILE_BYTES = 4 << 20
 MAX_TOTAL_BYTES = 64 << 20
 MAX_FINDINGS = 200
 
-_B64 = re.compile(rb"[A-Za-z0-9+/=_-]{40,}(?:[\"']?\s*\\?\n\s*[\"']?[A-Za-z0-9+/=_-]{40,})*")
+# a line break between two runs may carry quotes, blanks and a backslash, but only one newline: blanks that
+# may hold newlines on both sides of it let a file of long blank runs cost quadratic time
+_B64 = re.compile(rb"[A-Za-z0-9+/=_-]{40,}(?:[\"']?[ \t]*\\?\r?\n[ \t]*[\"']?[A-Za-z0-9+/=_-]{40,})*")
 _HEX = re.compile(rb"(?:[0-9a-fA-F]{2}){%d,}" % (MIN_CHARS // 2))
 _ESC = re.compile(rb"(?:\\x[0-9a-fA-F]{2}){%d,}" % (MIN_CHARS // 4))
 _NUM = re.compile(rb"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
@@ -53,7 +55,7 @@ def _number_runs(text: bytes) -> Iterable[tuple[int, int, int]]:
     start = end = None
     count = 0
     for m in _NUM.finditer(text):
-        if end is not None and _SEP.match(text[end:m.start()]) and m.start() - end <= 64:
+        if end is not None and m.start() - end <= 64 and _SEP.match(text[end:m.start()]):
             end, count = m.end(), count + 1
             continue
         if count >= MIN_NUMBERS:
