@@ -139,6 +139,12 @@ def _stage_evidence(delivered: Path, work: Path, outputs: list[str], dest: Path,
         refused += copy_tree(delivered, dest, skip_top=outputs, skip=skip, metadata=False).refused
     else:
         dest.mkdir()
+    return refused + _copy_outputs(work, outputs, dest)
+
+
+def _copy_outputs(work: Path, outputs: list[str], dest: Path) -> list[str]:
+    """The output roots a replay regenerated, copied under ``dest``; returns what was refused."""
+    refused: list[str] = []
     for root in outputs:
         src = work / root
         if src.is_dir() and not src.is_symlink():
@@ -278,7 +284,7 @@ def _write_input(root: Path, rel: str, data: bytes) -> None:
     for part in rel.split("/")[:-1]:
         parent = parent / part
         if parent.is_symlink() or (parent.exists() and not parent.is_dir()):
-            remove_tree(parent) if parent.is_dir() and not parent.is_symlink() else parent.unlink()
+            parent.unlink()
         parent.mkdir(exist_ok=True)
     if dest.is_symlink() or dest.is_file():
         dest.unlink()
@@ -290,13 +296,8 @@ def _write_input(root: Path, rel: str, data: bytes) -> None:
 def _stage_secret(run: _Run, inputs: bytes, rel: str, outputs: list[str], stdout: Path, stderr: Path,
                   dest: Path) -> dict[str, Any]:
     """The secret replay's part of the evidence (``secret/``): its output roots, logs, input and outcome."""
-    refused: list[str] = []
     (dest / "submission").mkdir(parents=True)
-    if not run.flood:
-        for root in outputs:
-            src = run.work / root
-            if src.is_dir() and not src.is_symlink():
-                refused += copy_tree(src, dest / "submission" / root).refused
+    refused = [] if run.flood else _copy_outputs(run.work, outputs, dest / "submission")
     rep = dest / "replay"
     _write_input(rep / "input", rel, inputs)
     shutil.copy2(stdout, rep / "stdout.log")
