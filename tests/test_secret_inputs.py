@@ -70,7 +70,8 @@ def test_an_honest_package_follows_the_secret_inputs(square_task, submission, tm
     scores = score_trial(square_task, tmp_path / "t")
     assert scores.R == 1.0
     # the recomputation got a seed it did not choose, and the rationale says which
-    assert "seed int" in _leaves(scores)["secret"].rationale and "[spot-check seed " in _leaves(scores)["secret"].rationale
+    secret = _leaves(scores)["secret"].rationale
+    assert "seed int" in secret and "[spot-check seed " in secret
 
 
 @pytest.mark.slow

@@ -199,7 +199,8 @@ def secret_replay(evidence: Path, atol: float = 1e-6, length_span: float = 0.01)
     if bad:
         ok = False
         notes.append(f"design.json's {', '.join(bad)} are not the drawn inputs ({ {k: declared[k] for k in bad} })")
-    if len(sections) != n or not all(math.isclose(a, b, rel_tol=DESIGN_RTOL) for a, b in zip(sections, want)):
+    if len(sections) != n or not all(math.isclose(a, b, rel_tol=DESIGN_RTOL)
+                                     for a, b in zip(sections, want, strict=False)):
         ok = False
         notes.append(f"sections {[round(z, 3) for z in sections]} ohm vs the binomial design "
                      f"{[round(z, 3) for z in want]} ohm (0.5 %)")

@@ -18,7 +18,7 @@ def draw(rng) -> dict:
         r = [round(rng.uniform(1.27, 1.30), 4), round(rng.uniform(1.50, 1.53), 4)]
         r += [round(rng.uniform(1.31, 1.49), 4) for _ in range(n - 2)]
         r.sort()
-        if min(b - a for a, b in zip(r, r[1:])) >= 0.005:
+        if min(b - a for a, b in zip(r, r[1:], strict=False)) >= 0.005:
             # and two far from the minimum, beyond the published grid: a cache of the published points cannot
             # interpolate there
             far = [round(rng.uniform(0.90, 1.20), 4), round(rng.uniform(1.70, 3.00), 4)]

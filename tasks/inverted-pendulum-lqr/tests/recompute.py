@@ -69,7 +69,8 @@ def _inputs(evidence: Path, replay: str = "public") -> dict:
 
 def analytic(cfg: dict) -> tuple[np.ndarray, np.ndarray]:
     """The CTMS state-space matrices (x, x_dot, phi, phi_dot) of the given parameters."""
-    M, m, b, L, I = (float(cfg[k]) for k in ("cart_mass", "pendulum_mass", "friction", "com_length", "inertia"))
+    M, m, b, L, I = (float(  # noqa: E741 (I: the pendulum's moment of inertia, as in the CTMS model)
+        cfg[k]) for k in ("cart_mass", "pendulum_mass", "friction", "com_length", "inertia"))
     p = I * (M + m) + M * m * L ** 2
     A = np.array([[0, 1, 0, 0], [0, -(I + m * L ** 2) * b / p, m ** 2 * G * L ** 2 / p, 0], [0, 0, 0, 1],
                   [0, -m * L * b / p, m * G * L * (M + m) / p, 0]])

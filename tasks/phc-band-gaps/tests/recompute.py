@@ -50,7 +50,7 @@ def _inputs(evidence: Path, prefix: str) -> dict:
 def _path(structure: str, interp: int) -> list[tuple[float, float]]:
     """mp.interpolate(interp, corners): the corners with ``interp`` points between successive ones."""
     c, out = CORNERS[structure], []
-    for (ax, ay), (bx, by) in zip(c, c[1:]):
+    for (ax, ay), (bx, by) in zip(c, c[1:], strict=False):
         out += [(ax + (bx - ax) * i / (interp + 1), ay + (by - ay) * i / (interp + 1)) for i in range(interp + 1)]
     return out + [c[-1]]
 
@@ -97,7 +97,7 @@ def _follows_inputs(evidence: Path, files: dict, cfg: dict) -> str | None:
     """Why the secret replay's files do not follow its drawn inputs (None when they do)."""
     public = _stems(evidence / "submission" / "results")
     secret = {}
-    for path, (kind, res, header, rows) in files.items():
+    for kind, res, _header, _rows in files.values():
         secret.setdefault(kind, []).append(res)
     drawn = sorted(int(r) for r in cfg["resolutions"])
     for kind, res in sorted(public.items()):
@@ -113,7 +113,8 @@ def _follows_inputs(evidence: Path, files: dict, cfg: dict) -> str | None:
         ix, iy = header.index("kx"), header.index("ky")
         want = _path(kind.split("_")[0], int(cfg["interp"]))
         got = [(r[ix], r[iy]) for r in rows]
-        if len(got) != len(want) or any(math.hypot(a[0] - b[0], a[1] - b[1]) > 1e-5 for a, b in zip(got, want)):
+        if len(got) != len(want) or any(math.hypot(a[0] - b[0], a[1] - b[1]) > 1e-5
+                                        for a, b in zip(got, want, strict=False)):
             return f"{path.name}: {len(got)} k-points, not the path with {cfg['interp']} interpolated points " \
                    f"between corners ({len(want)} points)"
     return None
@@ -169,14 +170,15 @@ def band_points(evidence: Path, tolerance: float = 1e-4, replay: str = "public",
         band_cols = [i for i, c in enumerate(header) if re.fullmatch(r"band\d+", c)]
         freqs = _solve(structure, pol, res, [(rows[i][ix], rows[i][iy]) for i in rows_i], len(band_cols), cfg)
         compared = band_cols[:-1] or band_cols  # not the top band (see above)
-        for i, f in zip(rows_i, freqs):
+        for i, f in zip(rows_i, freqs, strict=False):
             n += 1
-            diff = max(abs(a - rows[i][c]) for a, c in zip(f, compared))
+            diff = max(abs(a - rows[i][c]) for a, c in zip(f, compared, strict=False))
             worst = max(worst, diff)
             if diff > tolerance:
                 ok = False
                 if len(notes) < 4:
-                    notes.append(f"{path.name} at k = ({rows[i][ix]:.4f}, {rows[i][iy]:.4f}): max |Δf| = {diff:.1e} c/a")
+                    notes.append(f"{path.name} at k = ({rows[i][ix]:.4f}, {rows[i][iy]:.4f}): "
+                                 f"max |Δf| = {diff:.1e} c/a")
     where = "the secret replay's" if replay == "secret" else "the"
     crystal = "; ".join(f"{s} eps {cfg[s]['epsilon']:g}, r {cfg[s]['radius']:g}" for s in ("square", "triangular"))
     return {"score": float(ok), "rationale": ("pass: " if ok else "fail: ") + f"{n} rows of {where} {len(files)} band "

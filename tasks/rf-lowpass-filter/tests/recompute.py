@@ -194,9 +194,10 @@ def secret_design(evidence: Path, atol: float = 1e-6, rel_tol: float = 1e-6) -> 
         parts = block.get("components") if isinstance(block.get("components"), list) else []
         own = ladders[which]
         kinds_ok = len(parts) == len(own) and all(isinstance(p, dict) and p.get("kind") == q["kind"]
-                                                  for p, q in zip(parts, own))
+                                                  for p, q in zip(parts, own, strict=False))
         try:
-            rel = max(abs(float(p["value"]) - q["value"]) / q["value"] for p, q in zip(parts, own)) if kinds_ok \
+            rel = max(abs(float(p["value"]) - q["value"]) / q["value"]
+                      for p, q in zip(parts, own, strict=False)) if kinds_ok \
                 else math.inf
         except (KeyError, TypeError, ValueError):
             rel = math.inf
@@ -213,7 +214,8 @@ def secret_design(evidence: Path, atol: float = 1e-6, rel_tol: float = 1e-6) -> 
         good = good_design and grid and ref_ok and dev <= atol
         ok &= good
         notes.append(f"{which}: N {block.get('N')} vs {n}, components vs the scorer's synthesis "
-                     f"{rel:.1e} relative (tolerance {rel_tol:g}), sweep {'as drawn' if grid else 'not the drawn one'}, "
+                     f"{rel:.1e} relative (tolerance {rel_tol:g}), "
+                     f"sweep {'as drawn' if grid else 'not the drawn one'}, "
                      f"reference {ref:g} ohm vs {z0:g}, S vs the scorer's own ladder cascaded {dev:.1e} "
                      f"(tolerance {atol:g})")
     return {"score": float(ok), "rationale": ("pass: " if ok else "fail: ") + f"secret inputs {json.dumps(cfg)}: "

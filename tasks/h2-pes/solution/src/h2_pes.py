@@ -98,7 +98,8 @@ def main() -> None:
         "Re_bohr": final["Re_bohr"],
         "De_cm1": final["De_cm1"],
         "E_H": final["E_H"],
-        "fit": "quartic in R - 1.40 bohr over the points within 0.1 bohr of the grid minimum; De = 2 E(H) - E(Re), same method and basis",
+        "fit": ("quartic in R - 1.40 bohr over the points within 0.1 bohr of the grid minimum; "
+                "De = 2 E(H) - E(Re), same method and basis"),
         "reference": {"paper": "Kolos & Wolniewicz, J. Chem. Phys. 49, 404 (1968)", "Re_bohr": 1.4011,
                       "De_cm1": 38297},
     }

@@ -8,9 +8,8 @@ import json
 import os
 import shutil
 import subprocess
-from pathlib import Path
-
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import matplotlib
 import numpy as np

@@ -9,7 +9,8 @@ print("MuJoCo", mujoco.__version__)
 os.makedirs("results", exist_ok=True)
 c = json.load(open("inputs.json"))
 XML = f"""<mujoco><option gravity="0 0 -9.8"/><worldbody><body name="cart">
-<joint name="s" type="slide" axis="1 0 0" damping="{c['friction']}"/><inertial pos="0 0 0" mass="{c['cart_mass']}" diaginertia="1e-3 1e-3 1e-3"/>
+<joint name="s" type="slide" axis="1 0 0" damping="{c['friction']}"/>
+      <inertial pos="0 0 0" mass="{c['cart_mass']}" diaginertia="1e-3 1e-3 1e-3"/>
 <body name="p"><joint name="h" type="hinge" axis="0 1 0"/>
 <inertial pos="0 0 {c['com_length']}" mass="{c['pendulum_mass']}" diaginertia="{c['inertia']} {c['inertia']} 1e-6"/>
 </body></body></worldbody><actuator><motor joint="s"/></actuator></mujoco>"""
