@@ -36,7 +36,9 @@ def test_sota_and_qa_metrics_reach_the_report(tmp_path):
     scores = {p.parent.name: json.loads(p.read_text())
               for p in (tmp_path / "runs" / "modes").glob("trials/*/scores.json")}
     oracle_sota = scores["wdbc-diagnosis__oracle__1"]["sota"]
-    assert oracle_sota["band"] == "reproduce" and oracle_sota["g"] == pytest.approx(-0.0032, abs=1e-3)
+    # g is the accuracy of the replay with secret inputs (its folds and left-out rows drawn per trial): over 60
+    # draws the reference's g ranged from -0.0118 to +0.0011 (mean -0.0048)
+    assert oracle_sota["band"] == "reproduce" and -0.015 <= oracle_sota["g"] <= 0.005
     assert scores["wdbc-diagnosis__nop__1"]["sota"]["g"] == -1.0
     assert scores["pbmc-questions__oracle__1"]["qa"]["mcq_accuracy"] == 1.0
     assert scores["pbmc-questions__oracle__1"]["qa"]["oeq_mean"] == 5.0

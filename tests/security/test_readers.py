@@ -37,7 +37,7 @@ def test_the_evaluator_cannot_be_pointed_at_the_private_labels_by_a_link(tmp_pat
     replay(task, write_files(tmp_path / "sub", {"reproduce.sh": script}), tmp_path / "t")
     s = score_trial(task, tmp_path / "t")
     assert s.sota["g"] == -1.0 and all(i["value"] is None for i in s.sota["instances"].values())
-    assert "predictions.csv missing" in s.sota["instances"]["all-features"]["error"]
+    assert "missing: predictions.csv" in s.sota["instances"]["all-features"]["error"]
     links = read_links(tmp_path / "t" / "evidence")  # recorded as text, never made in the evidence
     assert links["submission/results/all-features/predictions.csv"] == str(labels)
     assert not (tmp_path / "t" / "evidence" / "submission" / "results" / "all-features" / "predictions.csv").exists()
