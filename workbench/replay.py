@@ -201,9 +201,21 @@ class _Run:
 def _run_package(task: Task, submission: Path, box, env: dict, image, limits: Limits, vol_dir: Path,
                  stdout: Path, stderr: Path, *, inputs: bytes | None, record: bool) -> _Run:
     """Copy the package into a fresh volume, wipe its output roots and what is not a source, write the task's
-    input file (``inputs``), and run ``bash reproduce.sh`` in the sandbox. The caller releases the volume."""
-    outputs = task.config.replay.outputs
+    input file (``inputs``), and run ``bash reproduce.sh`` in the sandbox. The caller releases the volume,
+    unless this raises (an interrupt, a sandbox that cannot start): then it is released here, so a rerun
+    finds no mounted volume in its way."""
     volume = Volume.create(vol_dir, limits.max_storage_mb, limits.max_files)
+    try:
+        return _run_in(volume, task, submission, box, env, image, limits, vol_dir, stdout, stderr,
+                       inputs=inputs, record=record)
+    except BaseException:
+        volume.release()
+        raise
+
+
+def _run_in(volume: Volume, task: Task, submission: Path, box, env: dict, image, limits: Limits, vol_dir: Path,
+            stdout: Path, stderr: Path, *, inputs: bytes | None, record: bool) -> _Run:
+    outputs = task.config.replay.outputs
     work = volume.root / "submission"
     skipped_links: list[str] = []
     refused: list[str] = []
@@ -214,7 +226,6 @@ def _run_package(task: Task, submission: Path, box, env: dict, image, limits: Li
             skipped_links, refused = copied.hard_links, copied.refused
         except OSError as exc:
             if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
-                volume.release()
                 raise
             too_big = (f"the submission does not fit the storage limit ({limits.max_storage_mb} MB, "
                        f"{limits.max_files} files); nothing was run")
