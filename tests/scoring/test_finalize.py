@@ -76,6 +76,18 @@ def test_an_expert_passing_a_gate_the_machine_failed_restores_its_siblings():
     assert f["R"] == 1.0 and f["full"] and f["final"]
 
 
+def test_two_failing_gates_that_gate_each_other_keep_their_own_reasons_in_view():
+    twin = parse_rubric({"id": "r", "sub_tasks": [leaf("g1", gate=True, cat="Execution"),
+                                                  leaf("g2", gate=True, cat="Execution"), leaf("a")]})
+    leaves = [lf.model_copy(update={"rationale": f"{lf.id}: the check's reason"}) for lf in
+              machine(twin, {"g1": ("scored", 0.0), "g2": ("scored", 0.0), "a": ("scored", 1.0)})]
+    lf = by_id(finalize(leaves, [], evidence_digest=EV)[0])
+    assert lf["g1"].rationale.startswith("gated: g2 scored 0") and lf["g1"].rationale.endswith(
+        "; its own check: g1: the check's reason")
+    assert lf["g2"].rationale.endswith("its own check: g2: the check's reason")
+    assert "its own check" not in lf["a"].rationale  # a passing leaf zeroed by a gate: only why it was zeroed
+
+
 @pytest.mark.parametrize("status,score", [("pending_review", None), ("withheld", None), ("scored", 0.5)])
 def test_a_gate_that_is_not_exactly_1_gates_even_when_pending_or_withheld(status, score):
     final, f = finalize(machine(GATED, {**ALL_PASS, "h": (status, score)}), [], evidence_digest=EV)

@@ -181,9 +181,11 @@ def finalize(machine: list[LeafScore], reviews: list[ReviewRecord], required: in
             continue
         why = "; ".join(f"{g} {'is ' + by_id[g].status if by_id[g].score is None else f'scored {by_id[g].score:g}'}"
                         for g in gates)
+        # a failing gate zeroed by another keeps its own reason in view: it is why the rest scored 0
+        own = f"; its own check: {lf.rationale}" if lf.gate_scope and lf.score != 1 and lf.rationale else ""
         final.append(lf.model_copy(update={
             "score": 0.0, "status": "gated", "gated_by": gates,
-            "rationale": f"gated: {why} (a gate must score exactly 1)",
+            "rationale": f"gated: {why} (a gate must score exactly 1){own}",
             "machine": lf.machine or {"score": lf.score, "status": lf.status, "rationale": lf.rationale}}))
 
     r, covered, phases = _sum(decided, upper=False)
