@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
-EXTERNAL = SHARED / "external"
+# other benchmarks' own files (PaperBench, PaperBenchX; MIT, their licences beside them), kept in the repository:
+# a clone with nothing beside it runs every test
+EXTERNAL = REPO / "tests" / "fixtures" / "external"
 DEMO = REPO / "tasks" / "h2-pes"
 
 MINI_RUBRIC = {

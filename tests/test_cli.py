@@ -27,9 +27,14 @@ def test_rubric_stats_json_has_the_documented_shape():
 
 
 def test_rubric_stats_human_output_counts_leaves_per_phase():
+    from workbench.rubric import load_rubric
+
     proc = run_cli("rubric", "stats", str(DEMO / "tests/rubric.json"))
     assert proc.returncode == 0
-    assert "22 leaves" in proc.stdout and "validation        10    0.6000" in proc.stdout
+    leaves = load_rubric(DEMO / "tests/rubric.json").leaves  # the demo's rubric grows as the task is hardened
+    val = [lf for lf in leaves if lf.phase == "validation"]
+    assert f"{len(leaves)} leaves" in proc.stdout
+    assert f"validation {len(val):>9}    {float(sum(lf.effective_weight for lf in val)):.4f}" in proc.stdout
 
 
 @pytest.mark.parametrize("name", ["rice", "pinn", "semantic-self-consistency"])

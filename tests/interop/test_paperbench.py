@@ -4,7 +4,7 @@ PaperBench is not on PyPI, so its code cannot run here. The checker below is Pap
 as its grading code states it (``score_from_children`` in paperbench/judge/graded_task_node.py of
 openai/preparedness: a node's score is the weighted mean of its children's, 0 when their weights sum to 0;
 leaves keep their grade), written anew, not copied. That it is PaperBench's rule is shown on PaperBench's
-own graded trees (shared/external/paperbench/graded): it reproduces every internal score they record.
+own graded trees (tests/fixtures/external/paperbench/graded): it reproduces every internal score they record.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli, write_files
+from tests.conftest import EXTERNAL, run_cli, write_files
 from workbench.authoring.check import check_task
 from workbench.errors import WorkbenchError
 from workbench.replay import replay
@@ -17,7 +17,6 @@ from workbench.scoring import score_trial
 from workbench.task import load_task
 from workbench.task.importers import IMPORTERS, import_task
 
-EXTERNAL = Path(__file__).resolve().parents[3] / "shared" / "external"
 PBX = sorted((EXTERNAL / "paperbenchx").glob("[0-9]*"))
 
 
