@@ -88,6 +88,7 @@ def test_a_dask_worker_killed_mid_trial_reruns_it_from_scratch_exactly_once(tmp_
     nop_json = run / "trials/mini__nop__1/trial.json"
     _wait_for_stage(nop_json, "replay", proc)
     first = json.loads(nop_json.read_text())
+    time.sleep(1.1)  # still in the 4 s replay; the re-run's stamps (1 s resolution) must be later than these
     [worker] = _dask_workers(proc.pid)
     os.kill(worker, signal.SIGKILL)
     seen: set[tuple[str, str]] = set()
