@@ -10,7 +10,7 @@ APT_PACKAGES := bubblewrap util-linux python3-venv e2fsprogs bpftrace
 # a real Docker engine (and debootstrap for its base image: no registry is reachable) for the docker sandbox
 TEST_APT_PACKAGES := chromium postgresql docker.io debootstrap
 
-.PHONY: install system test-system demo tour test test-fast test-docker-tasks validate lint clean
+.PHONY: install system test-system demo tour test test-heavy test-fast test-docker-tasks validate lint clean
 
 install: system $(BIN)/workbench
 
@@ -53,6 +53,10 @@ tour: install
 	$(BIN)/workbench env install $(DEMO_TASK)
 	$(BIN)/workbench tour --out reports/tour.html
 
+# make test (CI): every test but the heavy ones, and the full validation of the tasks cheapest to validate.
+# Each bundled task's committed record (tests/validation.json) must be current and passing, a test checks;
+# make validate re-runs them all, make test-heavy checks them all again without writing.
+LIGHT_TASKS := tasks/rf-lowpass-filter tasks/wdbc-diagnosis tasks/inverted-pendulum-lqr
 test: install test-system
 	$(BIN)/workbench env install $(DEMO_TASK)
 	$(BIN)/ruff check workbench tests tasks benchmarks
@@ -60,7 +64,16 @@ test: install test-system
 	bash .ci/peers >/dev/null
 	bash .ci/agent-clis >/dev/null
 	bash .ci/model-server >/dev/null
-	WORKBENCH_REQUIRE_TEST_TOOLS=1 $(BIN)/python -m pytest
+	WORKBENCH_REQUIRE_TEST_TOOLS=1 $(BIN)/python -m pytest -m "not heavy"
+	$(BIN)/workbench task validate --no-record --jobs 2 $(LIGHT_TASKS)
+
+# What make test leaves out (about 40 minutes more): the heavy tests (a second end-to-end run in another
+# setting: the demo under docker and SLURM, the tour in JupyterLab, the sota and qa tasks through a report)
+# and every bundled task's whole validation, the secret-input replays of PySCF, pw.x, Meep and scanpy included.
+test-heavy: install test-system
+	$(BIN)/workbench env install $(DEMO_TASK)
+	bash .ci/docker-base
+	WORKBENCH_REQUIRE_TEST_TOOLS=1 $(BIN)/python -m pytest -m heavy
 	$(BIN)/workbench task validate --no-record --jobs 2 tasks
 
 # The quick loop while editing (under two minutes): everything not marked slow, docker, browser, model or slurm;

@@ -11,7 +11,7 @@ import pytest
 from tests.conftest import ARTIFACTS, REPO, free_port, http_server
 from workbench.tour import TOUR
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.heavy]
 
 
 @pytest.fixture

@@ -26,6 +26,7 @@ agent = "nop"
 
 
 @pytest.mark.slow
+@pytest.mark.heavy
 def test_sota_and_qa_metrics_reach_the_report(tmp_path):
     sota, qa = REPO / "tasks" / "wdbc-diagnosis", REPO / "tasks" / "pbmc-questions"
     for t in (sota, qa):

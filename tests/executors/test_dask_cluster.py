@@ -110,7 +110,7 @@ def test_a_dask_worker_killed_mid_trial_reruns_it_from_scratch_exactly_once(tmp_
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("executor", ["dask", pytest.param("slurm", marks=pytest.mark.slurm)])
+@pytest.mark.parametrize("executor", ["dask", pytest.param("slurm", marks=[pytest.mark.slurm, pytest.mark.heavy])])
 def test_the_scheduler_killed_mid_trial_then_resume_gives_every_outcome_exactly_once(tmp_path, request, executor):
     """SIGKILL of `workbench batch`: the scheduler lives in it (a LocalCluster's, or SLURMCluster's whose jobs
     outlive it); `--resume` keeps oracle, re-runs nop from scratch (or keeps it, completed by the orphaned

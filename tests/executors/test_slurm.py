@@ -48,6 +48,7 @@ def _scored(run: Path, tid: str) -> tuple:
 
 @pytest.mark.slow
 @pytest.mark.slurm
+@pytest.mark.heavy
 def test_demo_task_trials_run_through_slurm_to_the_scores_of_the_local_pool(tmp_path, slurm_cluster, demo_batch):
     local, _ = demo_batch  # the demo task x {oracle, nop} x 2 attempts on the local pool, papermill
     matrix = tmp_path / "matrix.toml"

@@ -255,6 +255,7 @@ def test_env_install_for_docker_without_an_engine_is_one_line(tmp_path):
 
 @pytest.mark.docker
 @pytest.mark.slow
+@pytest.mark.heavy
 @pytest.mark.usefixtures("engine")
 def test_the_demo_oracle_scores_the_same_under_docker_as_under_bwrap(tmp_path, demo_task, demo_oracle_inline):
     from tests.conftest import config
