@@ -60,10 +60,9 @@ LIGHT_TASKS := tasks/rf-lowpass-filter tasks/wdbc-diagnosis tasks/inverted-pendu
 test: install test-system
 	$(BIN)/workbench env install $(DEMO_TASK)
 	$(BIN)/ruff check workbench tests tasks benchmarks
-	bash .ci/docker-base
-	bash .ci/peers >/dev/null
-	bash .ci/agent-clis >/dev/null
-	bash .ci/model-server >/dev/null
+	@# the base image (download and disk) is built while the model server compiles (CPU); either failing fails
+	{ bash .ci/docker-base & base=$$!; bash .ci/peers >/dev/null && bash .ci/agent-clis >/dev/null \
+	  && bash .ci/model-server >/dev/null; rc=$$?; wait $$base && exit $$rc; }
 	WORKBENCH_REQUIRE_TEST_TOOLS=1 $(BIN)/python -m pytest -m "not heavy"
 	$(BIN)/workbench task validate --no-record --jobs 2 $(LIGHT_TASKS)
 
