@@ -19,6 +19,16 @@ class ValidationProblem(WorkbenchError):
         super().__init__("\n".join(self.problems))
 
 
+class UnknownKeys(ValueError):
+    """Keys a strict table does not know, each with the closest known key (or None); raised by a model's
+    validator, reported by :func:`pydantic_problems` one line per key, at the key's own field path."""
+
+    def __init__(self, keys: list[tuple[str, str | None]], hint: str = ""):
+        self.keys, self.hint = keys, hint
+        super().__init__("; ".join(f"unknown key {k!r}" + (f" (did you mean {c}?)" if c else "") for k, c in keys)
+                         + (f"; {hint}" if hint else ""))
+
+
 def pydantic_problems(file: str, exc) -> list[str]:
     """Turn a pydantic ValidationError into `file: field.path: message` lines."""
     import json
@@ -30,6 +40,13 @@ def pydantic_problems(file: str, exc) -> list[str]:
     out = []
     for err in exc.errors():
         loc = ".".join(part(p) for p in err.get("loc", ()))
+        unknown = (err.get("ctx") or {}).get("error")
+        if isinstance(unknown, UnknownKeys):
+            for key, close in unknown.keys:
+                out.append(f"{file}: {'.'.join(filter(None, (loc, part(key))))}: unknown key"
+                           + (f" (did you mean {close}?)" if close else "")
+                           + (f"; {unknown.hint}" if unknown.hint else ""))
+            continue
         msg = err.get("msg", "invalid")
         if err.get("type") == "value_error":  # our own validators' messages, without pydantic's prefix
             msg = msg.removeprefix("Value error, ")

@@ -39,7 +39,7 @@ def test_wrong_types_and_unknown_replay_keys_name_the_field(tmp_path):
     (root / "task.toml").write_text(text)
     errors = _errors(root)
     assert "task.toml: environment.cpus:" in errors
-    assert "task.toml: metadata.replay.outptus: Extra inputs are not permitted" in errors
+    assert "task.toml: metadata.replay.outptus: unknown key (did you mean outputs?)" in errors
 
 
 def test_a_top_level_replay_section_is_refused_not_ignored(tmp_path):

@@ -22,7 +22,7 @@ def peers_available() -> bool:
 
 def harbor(kind: str, paths: list[Path]) -> dict:
     """Harbor's verdict on each file: ``kind`` is trajectory or task-config (see harbor_check.py)."""
-    if not paths:
+    if not paths and kind != "task-keys":
         return {}
     proc = subprocess.run([str(PEERS_PYTHON), str(CHECK), kind, *map(str, paths)], capture_output=True,
                           text=True, timeout=600)

@@ -3,6 +3,7 @@ files, and Harbor's TaskConfig over task.toml files. Prints {path: [errors]} as 
 
     python harbor_check.py trajectory FILE...
     python harbor_check.py task-config FILE...
+    python harbor_check.py task-keys         (the keys TaskConfig's tables accept, by table)
 """
 
 import json
@@ -34,6 +35,15 @@ def task_configs(paths):
     return out
 
 
+def task_keys(_paths):
+    """{table ("" for the top level): the keys TaskConfig's model accepts there}."""
+    from harbor.models.task.config import AgentConfig, EnvironmentConfig, PackageInfo, TaskConfig, VerifierConfig
+
+    models = {"": TaskConfig, "task": PackageInfo, "agent": AgentConfig, "verifier": VerifierConfig,
+              "environment": EnvironmentConfig}
+    return {t: sorted(f.alias or n for n, f in m.model_fields.items()) for t, m in models.items()}
+
+
 if __name__ == "__main__":
     kind, files = sys.argv[1], sys.argv[2:]
-    print(json.dumps({"trajectory": trajectories, "task-config": task_configs}[kind](files)))
+    print(json.dumps({"trajectory": trajectories, "task-config": task_configs, "task-keys": task_keys}[kind](files)))

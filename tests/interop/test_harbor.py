@@ -85,3 +85,14 @@ def test_bundled_task_tomls_load_in_harbors_task_config():
         ours = _keys(tomllib.loads(path.read_text()))
         dropped = ours - _keys(verdict[str(path)]["kept"])
         assert dropped == set(), f"{path}: Harbor drops {sorted(dropped)}"
+
+
+def test_every_key_harbors_task_config_accepts_is_accepted_by_ours():
+    """Our task.toml is strict (a typo is an error with a suggestion), but never about Harbor's own keys:
+    an imported Harbor package keeps loading."""
+    from workbench.task.model import HARBOR_KEYS
+
+    theirs = harbor("task-keys", [])
+    assert set(theirs) == set(HARBOR_KEYS)
+    missing = {t: sorted(set(keys) - HARBOR_KEYS[t]) for t, keys in theirs.items() if set(keys) - HARBOR_KEYS[t]}
+    assert missing == {}, f"Harbor accepts keys our task.toml refuses: {missing}"

@@ -1,24 +1,65 @@
 """task.toml: one pydantic model, Harbor 1.1 compatible plus the workbench's [metadata.replay] table.
 
-Harbor sections and keys we do not use are kept (``extra="allow"``). The workbench's own replay limits
-live under ``[metadata]``, the one table Harbor keeps whole (a top-level section of its own would be
-dropped by Harbor's ``TaskConfig``), and are strict, so a typo there is an error, not an ignored limit.
+Strict where a key could be a typo of ours: an unknown key in ``[task]``, ``[environment]``, ``[agent]``,
+``[verifier]`` or ``[metadata.replay]`` (or an unknown top-level table) is an error naming the key and the
+closest known one ("did you mean memory_mb?"), so a mistyped limit never falls back to its default in
+silence. Every key Harbor's own ``TaskConfig`` accepts stays accepted (``HARBOR_KEYS``, checked against
+Harbor's models by tests/interop), so imported packages load; the workbench does not use most of them.
+Free-form data lives under ``[metadata]``, the one table Harbor keeps whole, which is also where the
+workbench's own replay limits live (a top-level section of its own would be dropped by Harbor).
 """
 
 from __future__ import annotations
 
 import re
-from typing import Literal
+from difflib import get_close_matches
+from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, field_validator, model_validator
+
+from ..errors import UnknownKeys
 
 Scoring = Literal["rubric", "sota", "qa"]
 # what the hidden scoring service may tell an agent about an attempt (workbench.scoring.modes)
 Feedback = Literal["replay", "R", "phases", "sota", "qa"]
 
 
-class TaskSection(BaseModel):
+# the keys Harbor 0.25's TaskConfig accepts per table (its deprecated spellings included); the workbench
+# keeps them (extra="allow") without using most of them
+HARBOR_KEYS: dict[str, frozenset[str]] = {
+    "": frozenset({"schema_version", "version", "task", "metadata", "verifier", "agent", "environment", "solution",
+                   "source", "multi_step_reward_strategy", "steps", "artifacts"}),
+    "task": frozenset({"name", "version", "description", "authors", "keywords"}),
+    "agent": frozenset({"network_mode", "allowed_hosts", "timeout_sec", "user", "env"}),
+    "verifier": frozenset({"network_mode", "allowed_hosts", "timeout_sec", "env", "user", "environment_mode",
+                           "environment", "collect"}),
+    "environment": frozenset({"network_mode", "allowed_hosts", "build_timeout_sec", "docker_image", "os", "cpus",
+                              "memory_mb", "storage_mb", "gpus", "gpu_types", "tpu", "mcp_servers", "env",
+                              "skills_dir", "healthcheck", "workdir", "allow_internet", "memory", "storage"}),
+}
+
+
+class _Strict(BaseModel):
+    """A table whose unknown keys are errors with a suggestion; ``_table`` names its Harbor key set."""
+
+    _table: ClassVar[str | None] = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_keys(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            known = {f.alias or n for n, f in cls.model_fields.items()} | HARBOR_KEYS.get(cls._table, frozenset())
+            unknown = [k for k in data if k not in known]
+            if unknown:
+                raise UnknownKeys([(str(k), next(iter(get_close_matches(str(k), sorted(known), n=1, cutoff=0.6)),
+                                                 None)) for k in unknown],
+                                  "free-form data goes under [metadata]" if cls._table is not None else "")
+        return data
+
+
+class TaskSection(_Strict):
     model_config = ConfigDict(extra="allow")
+    _table = "task"
     name: str
     version: str = "1.0"
     description: str | None = None
@@ -29,31 +70,59 @@ class TaskSection(BaseModel):
         return str(v) if isinstance(v, int | float) else v
 
 
-class AgentSection(BaseModel):
+class AgentSection(_Strict):
     model_config = ConfigDict(extra="allow")
+    _table = "agent"
     timeout_sec: PositiveFloat = 3600.0
 
 
-class VerifierSection(BaseModel):
+class VerifierSection(_Strict):
     model_config = ConfigDict(extra="allow")
+    _table = "verifier"
     timeout_sec: PositiveFloat = 3600.0
     # the scoring service's answers (default per scoring mode: sota tasks their metrics, g and band;
     # rubric and qa tasks only the replay's outcome, so hidden leaves cannot be hill-climbed)
     feedback: list[Feedback] | None = None
 
 
-class EnvironmentSection(BaseModel):
+class EnvironmentSection(_Strict):
     model_config = ConfigDict(extra="allow")
+    _table = "environment"
     cpus: PositiveInt = 2
     memory_mb: PositiveInt = 4096
     gpus: int = Field(default=0, ge=0)
     storage_mb: PositiveInt | None = None
 
+    @model_validator(mode="before")
+    @classmethod
+    def _harbor_sizes(cls, data: Any) -> Any:
+        """Harbor's deprecated ``memory``/``storage`` ("2G", "512M") become the limits they name, as Harbor
+        maps them: accepted and then ignored, they would leave the default limit in place."""
+        if isinstance(data, dict):
+            for old, new in (("memory", "memory_mb"), ("storage", "storage_mb")):
+                if old in data:
+                    data = dict(data)
+                    mb = _size_mb(data.pop(old), old)
+                    if data.get(new, mb) != mb:
+                        raise ValueError(f"{old} = {mb} MB and {new} = {data[new]} disagree: keep {new}")
+                    data[new] = mb
+        return data
+
+
+def _size_mb(v: Any, key: str) -> int:
+    """Harbor's size strings: a number with K, M or G (binary units, as Harbor reads them)."""
+    if isinstance(v, int) and not isinstance(v, bool):
+        return v
+    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([KMG])B?\s*", str(v).upper())
+    if not m:
+        raise ValueError(f"{key} = {v!r}: write a size such as '2G' or '512M' (or {key}_mb = MB)")
+    return int(float(m[1]) * {"K": 1 / 1024, "M": 1, "G": 1024}[m[2]])
+
 
 _ROOT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
-class SecretInputs(BaseModel):
+class SecretInputs(_Strict):
     """``[metadata.replay.secret_inputs]``: a file ``reproduce.sh`` must read, which the verifier varies.
 
     The public replay gets the ``published`` values (the instruction documents them and the ranges the
@@ -75,7 +144,7 @@ class SecretInputs(BaseModel):
         return v
 
 
-class ReplaySection(BaseModel):
+class ReplaySection(_Strict):
     model_config = ConfigDict(extra="forbid")
     timeout_sec: PositiveFloat = 1800.0
     outputs: list[str] = Field(default_factory=lambda: ["results"], min_length=1)
@@ -113,10 +182,11 @@ class MetadataSection(BaseModel):
     replay: ReplaySection = Field(default_factory=ReplaySection)
 
 
-class TaskConfig(BaseModel):
+class TaskConfig(_Strict):
     """The parsed task.toml."""
 
     model_config = ConfigDict(extra="allow")
+    _table = ""
     schema_version: str | None = None
     task: TaskSection
     metadata: MetadataSection = Field(default_factory=MetadataSection)
