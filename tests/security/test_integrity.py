@@ -206,6 +206,25 @@ def test_a_cache_shipped_as_data_never_reaches_the_replay(attack):
 
 
 @pytest.mark.slow
+def test_a_result_shipped_as_json_config_is_not_laundered_into_results(attack, tmp_path):
+    """A result computed elsewhere, shipped as src/pi.json (JSON was a "config" format), copied into results/
+    by a real Python process: on a task that declares nothing, JSON is data and never reaches the replay."""
+    from tests.security.conftest import hostile_task
+
+    script = ("mkdir -p results\n"
+              "python3 -c \"import shutil; shutil.copy('src/pi.json', 'results/value.json')\"\nexit 0\n")
+    files = {"src/pi.json": '{"value": 42}', "src/run.py": "print(42)\n"}
+    out = attack(script, files=files)
+    assert out.prov.quarantined == ["src/pi.json"]
+    assert out.scores.R < 0.3 and {lf.id: lf.status for lf in out.scores.leaves}["v1"] == "missing_evidence"
+    declared = hostile_task(tmp_path / "declared")  # a task whose contract ships JSON inputs says so
+    toml = declared.paths.root / "task.toml"
+    toml.write_text(toml.read_text() + 'sources = ["src/**", "reproduce.sh"]\n')
+    out = attack(script, files=files, task_=load_task(declared.paths.root))
+    assert out.prov.quarantined == [] and {lf.id: lf.score for lf in out.scores.leaves}["v1"] == 1.0
+
+
+@pytest.mark.slow
 def test_tampered_receipts_are_refused(attack, task):
     out = attack(GOOD)
     receipts = out.trial / "replay" / "receipts.json"
