@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from tests.conftest import DEMO, EXTERNAL, run_cli, write_task
+from tests.conftest import DEMO, EXTERNAL, REPO, run_cli, write_task
 
 
 def _clean_error(proc, *needles: str) -> None:
@@ -164,3 +164,30 @@ def test_run_into_an_existing_attempt_says_so_unless_forced(tmp_path):
     proc = run_cli(*args)
     assert proc.returncode == 1 and "attempt 1 of 'oracle' on t is already there; --attempt 2" in proc.stderr
     assert run_cli(*args, "--force").returncode == 0 and run_cli(*args, "--attempt", "2").returncode == 0
+
+
+def test_task_schema_prints_each_authored_format_and_the_bundled_files_conform():
+    import tomllib
+
+    import jsonschema
+
+    from workbench.task import find_tasks
+
+    schemas = {}
+    for fmt in ("rubric", "task", "matrix"):
+        proc = run_cli("task", "schema", fmt)
+        assert proc.returncode == 0, proc.stderr
+        schemas[fmt] = json.loads(proc.stdout)
+        jsonschema.Draft202012Validator.check_schema(schemas[fmt])
+    rubrics = 0
+    for root in find_tasks(REPO / "tasks"):
+        jsonschema.validate(tomllib.loads((root / "task.toml").read_text()), schemas["task"])
+        if (root / "tests" / "rubric.json").is_file():  # a qa task's leaves come from its questions
+            jsonschema.validate(json.loads((root / "tests" / "rubric.json").read_text()), schemas["rubric"])
+            rubrics += 1
+    assert rubrics >= 8
+    with pytest.raises(jsonschema.ValidationError, match="'weight'"):  # the schema is not vacuous
+        jsonschema.validate({"id": "r", "weight": "heavy"}, schemas["rubric"])
+    bad = run_cli("task", "schema", "rubrics")
+    assert bad.returncode == 2
+    assert bad.stderr.strip() == "error: no format 'rubrics'; choose one of rubric, task, matrix"

@@ -17,6 +17,28 @@ env_app = typer.Typer(no_args_is_help=True, help="Task environments on this host
 
 # --- task --------------------------------------------------------------------------------------
 
+SCHEMAS = {  # the on-disk formats an author writes, each by its one pydantic model
+    "rubric": ("workbench.rubric.model", "RubricNode", "tests/rubric.json: the rubric tree (a node)"),
+    "task": ("workbench.task.model", "TaskConfig", "task.toml (as parsed from TOML)"),
+    "matrix": ("workbench.matrix", "Matrix", "a batch's matrix.toml"),
+}
+
+
+@task_app.command("schema")
+def task_schema_cmd(fmt: str = typer.Argument(..., metavar="rubric|task|matrix", help="Which format.")):
+    """Print the JSON Schema of a format an author writes, from the model that reads it."""
+    import importlib
+
+    if fmt not in SCHEMAS:
+        echo_err(f"error: no format {fmt!r}; choose one of {', '.join(SCHEMAS)}")
+        raise typer.Exit(2)
+    module, name, title = SCHEMAS[fmt]
+    schema = getattr(importlib.import_module(module), name).model_json_schema()
+    schema.setdefault("title", name)
+    schema["description"] = title + (f". {schema['description']}" if schema.get("description") else "")
+    typer.echo(json.dumps({"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}, indent=2))
+
+
 @task_app.command("check")
 def task_check_cmd(paths: list[Path] = PATHS):
     """Validate task.toml, instruction.md, the rubric and required files; exit 1 on any error."""

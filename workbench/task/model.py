@@ -16,6 +16,7 @@ from difflib import get_close_matches
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, field_validator, model_validator
+from pydantic.json_schema import SkipJsonSchema
 
 from ..errors import UnknownKeys
 
@@ -194,7 +195,7 @@ class TaskConfig(_Strict):
     verifier: VerifierSection = Field(default_factory=VerifierSection)
     environment: EnvironmentSection = Field(default_factory=EnvironmentSection)
     # an old task.toml's [replay] would otherwise be kept as an unknown section and its limits ignored
-    old_replay: None = Field(default=None, alias="replay", exclude=True)
+    old_replay: SkipJsonSchema[None] = Field(default=None, alias="replay", exclude=True)
 
     @field_validator("old_replay", mode="before")
     @classmethod
