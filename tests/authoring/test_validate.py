@@ -91,6 +91,8 @@ def test_validation_fails_when_calibration_is_out_of_order(tmp_path):
     rec = validate_task(task, install=False, write=False)
     failed = {c.name for c in rec.checks if not c.passed}
     assert failed == {"invalid < 0.3 (pending leaves passed)", "invalid < partial < oracle"}
+    detail = next(c.detail for c in rec.checks if c.name.startswith("invalid < 0.3"))
+    assert "\n      calibration/invalid: earned by " in detail, detail  # which leaves gave it its score
 
     assert not (task.paths.tests / "validation.json").exists()  # write=False leaves no record
 
@@ -113,6 +115,11 @@ def test_an_invalid_submission_must_stay_below_0_3_with_its_pending_leaves_passe
     check = next(c for c in rec.checks if c.name.startswith("invalid < 0.3"))
     assert rec.runs["calibration/invalid"]["R"] == 0.0  # the lower bound alone would pass it
     assert not check.passed and "R_upper = 0.4000" in check.detail
+    # the failed line says which leaves decided it, and the record keeps every run's leaf table
+    assert ("calibration/invalid: pending_review leaves x1, x2 weigh 0.40: R = 0.00 with them at 0, R_upper = 0.40"
+            in check.detail), check.detail
+    assert [row[:3] for row in rec.runs["oracle-1"]["leaves"]] == [
+        ["e1", "scored", 1.0], ["x1", "pending_review", None], ["x2", "pending_review", None]]
 
 
 def test_calibration_is_required(tmp_path):

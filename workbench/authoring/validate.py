@@ -145,9 +145,34 @@ def _replay_and_score(task: Task, submission: Path, trial: Path, timeout: float 
             "secret_replay": (prov.secret_replay or {}).get("status"),
             "secret_replay_sec": (prov.secret_replay or {}).get("wall_sec"),
             "leaf_scores": {lf.id: lf.score for lf in scores.leaves},
+            # the leaf table (as `run --leaves` shows it): id, status, score, effective weight
+            "leaves": [[lf.id, lf.status, lf.score, round(lf.effective_weight, 6)] for lf in scores.leaves],
             **({"sota_g": scores.sota.get("g"), "sota_band": scores.sota.get("band")} if scores.sota else {}),
             **({"mcq_accuracy": scores.qa.get("mcq_accuracy"), "oeq_mean": scores.qa.get("oeq_mean")}
                if scores.qa else {})}
+
+
+def explain(run: dict[str, Any]) -> str:
+    """Which leaves decided a run's R: the undecided ones (pending, withheld, disputed) that R counts as 0
+    and R_upper as 1, and the leaves that earned the most."""
+    leaves = run.get("leaves") or []
+    open_ = [(i, w) for i, status, score, w in leaves if score is None]
+    earned = sorted(((i, w * score) for i, _, score, w in leaves if score), key=lambda x: -x[1])
+    parts = []
+    if open_:
+        statuses = sorted({status for _, status, score, _ in leaves if score is None})
+        parts.append(f"{'/'.join(statuses)} leaves {', '.join(i for i, _ in open_)} weigh "
+                     f"{sum(w for _, w in open_):.2f}: R = {run['R']:.2f} with them at 0, "
+                     f"R_upper = {run['R_upper']:.2f}")
+    if earned:
+        parts.append("earned by " + ", ".join(f"{i} {e:.3f}" for i, e in earned[:6])
+                     + (f" (+{len(earned) - 6} more)" if len(earned) > 6 else ""))
+    return "; ".join(parts) or "no leaf earned anything"
+
+
+def _why(runs: dict[str, dict[str, Any]], names: list[str]) -> str:
+    """The explanation of each named run, for a failed check's detail."""
+    return "".join(f"\n      {n}: {explain(runs[n])}" for n in names)
 
 
 def _same_scores(runs: dict[str, dict[str, Any]], recorded: ValidationRecord) -> CheckResult:
@@ -202,22 +227,28 @@ def validate_task(task: Task, *, workdir: Path | None = None, install: bool = Tr
     partial = {n: r["R"] for n, r in runs.items() if _kind(n) == "partial"}
     ref_sec = max(o1["replay_wall_sec"], o2["replay_wall_sec"])
     best_invalid = max(invalid.values())
+    low_oracle = [n for n in ("oracle-1", "oracle-2") if runs[n]["R"] <= 0.9]
+    high_invalid = [n for n, r in invalid_upper.items() if r >= INVALID_MAX]
+    high_cheats = [n for n, r in cheats.items() if r >= INVALID_MAX]
+    out_of_order = [n for n, r in partial.items() if not best_invalid < r < min(o1["R"], o2["R"])]
     checks = [
-        CheckResult(name="oracle R > 0.9", passed=o1["R"] > 0.9 and o2["R"] > 0.9,
-                    detail=f"R = {o1['R']:.4f}, {o2['R']:.4f} (replays {o1['replay']}, {o2['replay']})"),
-        CheckResult(name="nop R = 0", passed=nop["R"] == 0, detail=f"R = {nop['R']:.4f}"),
-        CheckResult(name="invalid < 0.3 (pending leaves passed)",
-                    passed=all(r < INVALID_MAX for r in invalid_upper.values()),
+        CheckResult(name="oracle R > 0.9", passed=not low_oracle,
+                    detail=f"R = {o1['R']:.4f}, {o2['R']:.4f} (replays {o1['replay']}, {o2['replay']})"
+                    + _why(runs, low_oracle)),
+        CheckResult(name="nop R = 0", passed=nop["R"] == 0,
+                    detail=f"R = {nop['R']:.4f}" + (_why(runs, ["nop"]) if nop["R"] else "")),
+        CheckResult(name="invalid < 0.3 (pending leaves passed)", passed=not high_invalid,
                     detail=", ".join(f"{n} R_upper = {r:.4f} (R = {invalid[n]:.4f})"
-                                     for n, r in invalid_upper.items())),
+                                     for n, r in invalid_upper.items()) + _why(runs, high_invalid)),
         CheckResult(name=f"cheats < 0.3 (at least {MIN_CHEATS}, pending leaves passed)",
-                    passed=len(cheats) >= MIN_CHEATS and all(r < INVALID_MAX for r in cheats.values()),
+                    passed=len(cheats) >= MIN_CHEATS and not high_cheats,
                     detail=(", ".join(f"{n} R_upper = {r:.4f}" for n, r in cheats.items()) or "no cheats")
-                    + ("" if len(cheats) >= MIN_CHEATS else f"; {len(cheats)} of the {MIN_CHEATS} required")),
-        CheckResult(name="invalid < partial < oracle",
-                    passed=all(best_invalid < r < min(o1["R"], o2["R"]) for r in partial.values()),
+                    + ("" if len(cheats) >= MIN_CHEATS else f"; {len(cheats)} of the {MIN_CHEATS} required")
+                    + _why(runs, high_cheats)),
+        CheckResult(name="invalid < partial < oracle", passed=not out_of_order,
                     detail=", ".join(f"{n} R = {r:.4f}" for n, r in partial.items())
-                    + f" (best invalid {best_invalid:.4f}, oracle {min(o1['R'], o2['R']):.4f})"),
+                    + f" (best invalid {best_invalid:.4f}, oracle {min(o1['R'], o2['R']):.4f})"
+                    + _why(runs, out_of_order)),
         CheckResult(name="reference replays agree",
                     passed=not det["differing"] and o1["leaf_scores"] == o2["leaf_scores"],
                     detail=f"{det['identical']} identical, {len(det['within_tolerance'])} within tolerance, "
