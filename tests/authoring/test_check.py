@@ -142,3 +142,20 @@ def test_a_qa_task_whose_answers_file_is_outside_the_output_roots_fails_once(tmp
     errors = _errors(root).splitlines()
     assert len(errors) == 1 and errors[0].startswith(f"{root / 'tests' / 'questions.json'}: sub_tasks[0] (id m1): ")
     assert "'answers/answers.json': 'answers' is neither" in errors[0] and "(also read by m2, o1, o2)" in errors[0]
+
+
+def test_declared_data_sources_with_only_provenance_gates_warn_of_laundering(tmp_path):
+    """A task that lets data in and only asks which process wrote the results is told how a shipped result
+    would pass, and what closes it; a recompute check silences it."""
+    rubric = {"id": "r", "sub_tasks": [
+        {"id": "g", "weight": 1, "task_category": "Execution", "gate": True,
+         "check": {"kind": "written_by", "path": "results/value.json", "program": "python3"}},
+        {"id": "v", "weight": 1, "task_category": "Validation",
+         "check": {"kind": "json_value", "path": "results/value.json", "key": "value", "target": 42}}]}
+    root = write_task(tmp_path / "t", rubric=rubric)
+    (root / "task.toml").write_text((root / "task.toml").read_text() + 'sources = ["src/**", "reproduce.sh"]\n')
+    warned = [w for w in check_task(root).warnings if "can ship data" in w]
+    assert len(warned) == 1 and "['src/**']" in warned[0] and "add a recompute check" in warned[0], warned
+    rubric["sub_tasks"][1]["check"] = {"kind": "recompute", "function": "value"}
+    (root / "tests" / "rubric.json").write_text(json.dumps(rubric))
+    assert not [w for w in check_task(root).warnings if "can ship data" in w]
