@@ -159,6 +159,8 @@ def explain(run: dict[str, Any]) -> str:
     open_ = [(i, w) for i, status, score, w in leaves if score is None]
     earned = sorted(((i, w * score) for i, _, score, w in leaves if score), key=lambda x: -x[1])
     parts = []
+    if run.get("replay") not in (None, "succeeded"):
+        parts.append("the replay failed: " + "; ".join((run.get("failure_reasons") or ["no reason recorded"])[:2]))
     if open_:
         statuses = sorted({status for _, status, score, _ in leaves if score is None})
         parts.append(f"{'/'.join(statuses)} leaves {', '.join(i for i, _ in open_)} weigh "
@@ -167,7 +169,7 @@ def explain(run: dict[str, Any]) -> str:
     if earned:
         parts.append("earned by " + ", ".join(f"{i} {e:.3f}" for i, e in earned[:6])
                      + (f" (+{len(earned) - 6} more)" if len(earned) > 6 else ""))
-    return "; ".join(parts) or "no leaf earned anything"
+    return "; ".join(parts or ["no leaf earned anything"])
 
 
 def _why(runs: dict[str, dict[str, Any]], names: list[str]) -> str:

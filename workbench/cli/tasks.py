@@ -39,6 +39,17 @@ def task_schema_cmd(fmt: str = typer.Argument(..., metavar="rubric|task|matrix",
     typer.echo(json.dumps({"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}, indent=2))
 
 
+@task_app.command("new")
+def task_new_cmd(dest: Path = typer.Argument(..., help="The new package's directory (new or empty)."),
+                 mode: str = typer.Option("rubric", "--mode", help="The scoring mode's scaffold."),
+                 name: str | None = typer.Option(None, "--name", help="[task] name (default local/DIR).")):
+    """Write a task package to start from: a worked example with the science left out at TODO(author)."""
+    from ..authoring.scaffold import new_task
+
+    files = new_task(dest, mode, name)
+    typer.echo(f"wrote {len(files)} files to {dest}; read {dest / 'README.md'}: what to fill in, in what order")
+
+
 @task_app.command("check")
 def task_check_cmd(paths: list[Path] = PATHS):
     """Validate task.toml, instruction.md, the rubric and required files; exit 1 on any error."""

@@ -1,0 +1,71 @@
+"""`workbench task new`: the scaffold passes `task check` as written, fails `task validate` with a reason per
+line, and validates once its TODO(author) marks hold a real computation."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import run_cli
+from workbench.authoring.check import check_task
+from workbench.authoring.scaffold import new_task
+from workbench.authoring.validate import validate_task
+from workbench.errors import WorkbenchError
+from workbench.task import load_task
+
+pytestmark = pytest.mark.slow
+
+# the tiny real computation an author puts at the marks: the fraction of seeded random points of the unit
+# square inside the quarter circle, times 4
+BODY = """    import random
+
+    rng = random.Random(seed)
+    inside = 0
+    for _ in range(n):
+        x, y = rng.random(), rng.random()
+        inside += x * x + y * y < 1
+    return 4 * inside / n
+"""
+
+
+def _fill(path, todo: str) -> None:
+    text = path.read_text()
+    line = f'    raise NotImplementedError("TODO(author): {todo}")\n'
+    assert line in text, path
+    path.write_text(text.replace(line, BODY))
+
+
+def test_the_untouched_scaffold_checks_and_fails_validation_saying_why(tmp_path):
+    root = tmp_path / "pi"
+    proc = run_cli("task", "new", str(root), "--name", "demo/pi")
+    assert proc.returncode == 0 and "read " in proc.stdout and "README.md" in proc.stdout, proc.stderr
+    assert check_task(root).ok, check_task(root).errors
+    assert load_task(root).config.task.name == "demo/pi"
+    rec = validate_task(load_task(root), write=False)
+    failed = {c.name: c.detail for c in rec.checks if not c.passed}
+    assert "oracle R > 0.9" in failed and "the replay failed: reproduce.sh exited with code 1" in failed[
+        "oracle R > 0.9"], failed
+    assert "invalid < partial < oracle" in failed
+    assert all("\n      " in d for n, d in failed.items() if n != "reference replays with secret inputs succeed")
+    again = run_cli("task", "new", str(root))
+    assert again.returncode != 0 and "exists and is not an empty directory; nothing was written" in again.stderr
+
+
+def test_the_scaffold_filled_in_with_a_real_computation_validates(tmp_path):
+    root = tmp_path / "pi"
+    new_task(root, "rubric", "demo/pi")
+    _fill(root / "solution/src/estimate.py", "the reference computation")
+    _fill(root / "calibration/partial/src/estimate.py", "the partial computation")
+    _fill(root / "tests/recompute.py", "the scorer's computation")
+    rec = validate_task(load_task(root), write=True)
+    assert rec.passed, [f"{c.name}: {c.detail}" for c in rec.checks if not c.passed]
+    runs = rec.runs
+    assert runs["oracle-1"]["R"] > 0.9 and runs["oracle-1"]["secret_replay"] == "succeeded"
+    assert all(runs[f"calibration/{c}"]["R_upper"] < 0.3
+               for c in ("invalid", "cheat-typed", "cheat-cache-in-code", "cheat-shipped"))
+    assert (root / "tests/validation.json").is_file() and check_task(root).ok
+
+
+def test_a_mode_without_a_scaffold_is_one_line(tmp_path):
+    with pytest.raises(WorkbenchError, match="no scaffold for mode 'discovery' yet; there is: rubric"):
+        new_task(tmp_path / "x", "discovery")
+    assert not (tmp_path / "x").exists()

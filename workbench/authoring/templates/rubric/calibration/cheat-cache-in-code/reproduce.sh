@@ -1,0 +1,3 @@
+set -euo pipefail
+mkdir -p results
+python3 src/estimate.py

@@ -1,0 +1,3 @@
+# The agent's starting point: it delivers a reproduce.sh that regenerates results/.
+echo "not implemented" >&2
+exit 1
