@@ -37,7 +37,8 @@ def check(ev, **spec):
 def test_registry_has_the_documented_kinds():
     assert set(CHECK_KINDS) == {"file_exists", "json_value", "csv_value", "array_shape", "monotone",
                                 "log_pattern", "replay_succeeded", "mcq", "facts", "ran", "loaded", "written_by",
-                                "cpu_seconds", "distinct", "recompute", "delivered_size", "cpu_in", "data_in_code"}
+                                "cpu_seconds", "distinct", "recompute", "delivered_size", "cpu_in", "data_in_code",
+                                "numeric_checks"}
 
 
 def test_file_exists(ev):

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .phases import phase_of
 
@@ -59,6 +59,26 @@ class RubricNode(BaseModel):
     judge_metadata: Any = None  # PaperBench graded trees
     metric_operation: Any = None  # PaperBenchX
     critical: bool = False  # PaperBenchX
+    # PaperBenchX: how a leaf is scored (deterministic_metric, llm_binary, ...), its numerical acceptance
+    # conditions (scored by the numeric_checks check kind), the leaves whose native-source review must pass
+    # first, and bookkeeping kept as it is
+    scoring_type: str | None = None
+    numeric_checks: list[dict[str, Any]] | None = None
+    source_qualification_ids: list[str] | None = None
+    evidence_gates: Any = None
+    research_block_id: Any = None
+    weight_semantics: Any = None  # the root's
+
+    @model_validator(mode="after")
+    def _numeric_leaf(self):
+        """A PaperBenchX ``deterministic_metric`` leaf is a deterministic check of its ``numeric_checks`` on the
+        metrics file (``submission/results/metrics.json``, under the leaf's ``metric_operation`` when it names
+        one), unless the leaf gives a check of its own."""
+        if self.check is None and self.scoring_type == "deterministic_metric" and self.numeric_checks:
+            op = self.metric_operation if isinstance(self.metric_operation, str) else None
+            self.check = {"kind": "numeric_checks", "path": "submission/results/metrics.json",
+                          **({"key": op} if op else {}), "checks": self.numeric_checks}
+        return self
 
     @field_validator("id", mode="before")
     @classmethod

@@ -1,7 +1,7 @@
 """Stage 3: scoring frozen evidence: deterministic checks, the LLM judge, the scoring modes (rubric, sota,
 qa), and one finaliser for reviews, gates and R."""
 
-from . import qa, receipt_checks, recompute, sota  # noqa: F401  (they register their check kinds)
+from . import numeric_checks, qa, receipt_checks, recompute, sota  # noqa: F401  (they register their check kinds)
 from .checks import CHECK_KINDS, CheckOutcome, load_task_checks, parse_spec, run_check, task_check
 from .finalize import ReviewRecord, finalize
 from .results import LeafScore, Scores
