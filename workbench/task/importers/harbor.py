@@ -133,7 +133,18 @@ def import_paperbenchx(src: Path, dest: Path) -> ImportReport:
     leaves = rubric.leaves
     rep.carry(f"tests/rubric.json: {len(leaves)} leaves with evidence_inputs, gates and critical flags "
               "(effective weights are recomputed from the tree)")
-    ops = [lf.id for lf in leaves if lf.node.metric_operation]
+    numeric = [lf.id for lf in leaves if (lf.node.check or {}).get("kind") == "numeric_checks"
+               and lf.node.scoring_type == "deterministic_metric"]
+    if numeric:
+        rep.carry(f"numeric_checks on {len(numeric)} deterministic_metric leaves ({', '.join(numeric[:8])}): scored by "
+                  "code (check kind numeric_checks) on submission/results/metrics.json, under each leaf's "
+                  "metric_operation; write that file from a replay or a recompute (PaperBenchX's verifier derives the "
+                  "metrics from candidate arrays with tests/src/scientific_metrics.py)")
+    qualified = [lf.id for lf in leaves if lf.node.source_qualification_ids]
+    if qualified:
+        rep.drop(f"source_qualification_ids on {len(qualified)} leaves: kept in the rubric, not applied (PaperBenchX "
+                 "zeroes such a leaf unless its native-source review leaves score 1; make them gates to get that)")
+    ops = [lf.id for lf in leaves if lf.node.metric_operation and lf.id not in numeric]
     if ops:
         rep.drop(f"metric_operation on {len(ops)} leaves: PaperBenchX's judge tools (derive_scientific_metrics) do not "
                  "exist here; the judge reads the evidence with its own tools, or write deterministic checks")
