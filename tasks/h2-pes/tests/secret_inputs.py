@@ -4,9 +4,10 @@
 in 1.5000-1.5300, the others uniform in between (a minimum spacing of 0.005 bohr), so every draw spans
 1.30-1.50 bohr around Re = 1.40 as the published grid does; and two far points, one in 0.90-1.20 and one
 in 1.70-3.00 bohr, outside the published near grid (an interpolation of cached published points misses
-them). ~10^25 grids are possible: no cache holds the answers, and a compact fit of the curves over
-0.9-3.0 bohr to 1e-5 Eh needs more than the 2 KB of literals gate G6 allows. The
-second replay costs what the first does (~10 s on 2 cores).
+them). ~10^25 grids are possible: no cache of points holds the answers. A compact fitted model of the
+curves (a few dozen coefficients, under gate G6's 2 KB of literals) could follow any grid: that is out of
+secret inputs' reach (SECURITY.md), and the CPU gate G2 is what stands against it. The second replay
+costs what the first does (~10-17 s on 2 cores).
 """
 
 from __future__ import annotations
