@@ -101,13 +101,14 @@ def _count_files(p: Path) -> int:
     return sum(1 for e in Walk(p) if not e.is_dir)
 
 
-# code and configuration formats; results formats (JSON, CSV, arrays, tables, pickles, images) are data and need
+# code and configuration formats; results formats (JSON, CSV, text tables, arrays, pickles, images) are data and need
 # a task's declaration, so a result computed elsewhere and shipped as "config" cannot be copied into results/
 # by a process that earns the receipts (issue 37's laundering pattern)
 SOURCE_SUFFIXES = frozenset(
     ".py .sh .bash .jl .r .m .c .cc .cpp .cxx .h .hpp .f .f90 .f95 .for .rs .go .js .ts .java .scala .pl .lua "
-    ".ipynb .toml .yaml .yml .ini .cfg .conf .in .ctl .txt .md .rst .mk .cmake .patch".split())
-SOURCE_NAMES = frozenset({"Makefile", "makefile", "Dockerfile", "LICENSE", "README", "CMakeLists.txt"})
+    ".ipynb .toml .yaml .yml .ini .cfg .conf .in .ctl .md .rst .mk .cmake .patch".split())
+SOURCE_NAMES = frozenset({"Makefile", "makefile", "Dockerfile", "LICENSE", "README", "CMakeLists.txt",
+                          "requirements.txt"})
 MAX_SOURCE_BYTES = 1 << 20  # a larger "source" is data
 
 

@@ -207,15 +207,16 @@ def test_a_cache_shipped_as_data_never_reaches_the_replay(attack):
 
 @pytest.mark.slow
 def test_a_result_shipped_as_json_config_is_not_laundered_into_results(attack, tmp_path):
-    """A result computed elsewhere, shipped as src/pi.json (JSON was a "config" format), copied into results/
-    by a real Python process: on a task that declares nothing, JSON is data and never reaches the replay."""
+    """A result computed elsewhere, shipped as src/pi.json (JSON was a "config" format) or as a text file,
+    copied into results/ by a real Python process: on a task that declares nothing, both are data and never
+    reach the replay."""
     from tests.security.conftest import hostile_task
 
-    script = ("mkdir -p results\n"
-              "python3 -c \"import shutil; shutil.copy('src/pi.json', 'results/value.json')\"\nexit 0\n")
-    files = {"src/pi.json": '{"value": 42}', "src/run.py": "print(42)\n"}
+    copy = "python3 -c \"import shutil; shutil.copy('src/pi.{}', 'results/value.json')\""
+    script = f"mkdir -p results\n{copy.format('json')} || {copy.format('txt')}\nexit 0\n"
+    files = {"src/pi.json": '{"value": 42}', "src/pi.txt": '{"value": 42}', "src/run.py": "print(42)\n"}
     out = attack(script, files=files)
-    assert out.prov.quarantined == ["src/pi.json"]
+    assert out.prov.quarantined == ["src/pi.json", "src/pi.txt"]
     assert out.scores.R < 0.3 and {lf.id: lf.status for lf in out.scores.leaves}["v1"] == "missing_evidence"
     declared = hostile_task(tmp_path / "declared")  # a task whose contract ships JSON inputs says so
     toml = declared.paths.root / "task.toml"
