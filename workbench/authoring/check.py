@@ -156,27 +156,21 @@ def _check_laundering(paths: TaskPaths, config, warnings: list[str]) -> None:
     """Declared sources that may hold data, on a task whose gates only ask which process wrote the results:
     a result computed elsewhere and shipped as a declared input passes them once a domain process copies it.
     A recomputation, or inputs the verifier varies, closes that."""
-    import json
+    from ..rubric import load_rubric
 
     declared = config.replay.sources
     if declared is None or config.replay.secret_inputs is not None or not paths.rubric.is_file():
         return
     data = [g for g in declared if g.endswith("*") or g.lower().endswith(DATA_SUFFIXES)]
     try:
-        kinds = {(n.get("check") or {}).get("kind") for n in _nodes(json.loads(paths.rubric.read_text()))}
-    except (OSError, ValueError):
+        kinds = {(lf.node.check or {}).get("kind") for lf in load_rubric(paths.rubric).leaves}
+    except ValidationProblem:  # _check_rubric reports it
         return
     if data and kinds & PROVENANCE_GATES and "recompute" not in kinds:
         warnings.append(f"{paths.task_toml}: metadata.replay.sources {data} can ship data, and the rubric only asks "
                         f"which process wrote the results ({', '.join(sorted(kinds & PROVENANCE_GATES))}): a result "
                         "computed elsewhere, shipped there and copied by a domain process passes; add a recompute "
                         "check or [metadata.replay.secret_inputs]")
-
-
-def _nodes(node: dict):
-    yield node
-    for child in node.get("sub_tasks") or []:
-        yield from _nodes(child)
 
 
 def check_task(root: Path | str) -> Report:
