@@ -7,8 +7,9 @@ are its own: ``is_true`` (the value is ``true``), ``equals`` (same type and valu
 (``lower`` <= every number <= ``upper``); a value is a number or a nonempty (nested) list of numbers, a
 boolean is never a number, and a non-finite number fails every numerical operator. The leaf scores 1 when
 every condition holds. PaperBenchX computes the metrics with its task's own module, from arrays an LLM binds;
-here they are read from a JSON file of the evidence (``path``, under ``key`` if given), which a task's
-replay or recompute writes.
+here they are read from a JSON file of the evidence (``path``, under ``key`` if given). A file the replay
+wrote is the submission's own claim: typed-in metrics pass these conditions, so such a leaf needs a gate
+that proves the file was computed (``written_by`` the domain program, a ``recompute`` of the metrics).
 """
 
 from __future__ import annotations

@@ -138,8 +138,9 @@ def import_paperbenchx(src: Path, dest: Path) -> ImportReport:
     if numeric:
         rep.carry(f"numeric_checks on {len(numeric)} deterministic_metric leaves ({', '.join(numeric[:8])}): scored by "
                   "code (check kind numeric_checks) on submission/results/metrics.json, under each leaf's "
-                  "metric_operation; write that file from a replay or a recompute (PaperBenchX's verifier derives the "
-                  "metrics from candidate arrays with tests/src/scientific_metrics.py)")
+                  "metric_operation. That file is the submission's claim: gate these leaves with written_by or a "
+                  "recompute of the metrics, or typed-in numbers pass them (PaperBenchX's verifier derives them from "
+                  "candidate arrays with tests/src/scientific_metrics.py, which does not run here)")
     qualified = [lf.id for lf in leaves if lf.node.source_qualification_ids]
     if qualified:
         rep.drop(f"source_qualification_ids on {len(qualified)} leaves: kept in the rubric, not applied (PaperBenchX "
