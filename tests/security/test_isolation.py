@@ -144,18 +144,18 @@ def test_symlinks_and_hard_links_shipped_in_the_submission(task, tmp_path):
     from workbench.scoring import score_trial
 
     canary = host_canary(tmp_path)
-    sub = write_files(tmp_path / "sub", {"reproduce.sh": "mkdir -p results\ncat data/*.txt > results/copied.txt\n"
+    sub = write_files(tmp_path / "sub", {"reproduce.sh": "mkdir -p results\ncat data/*.in > results/copied.txt\n"
                                                          "echo '{\"value\": 42}' > results/value.json\n"})
     (sub / "data").mkdir()
-    (sub / "data" / "secret.txt").symlink_to(task.root / "tests" / "SECRET.txt")
-    os.link(canary, sub / "data" / "canary.txt")  # a hard link to a root-only host file
-    (sub / "data" / "own.txt").write_text("mine\n")
-    os.link(sub / "data" / "own.txt", sub / "data" / "own-again.txt")  # links inside the package are fine
+    (sub / "data" / "secret.in").symlink_to(task.root / "tests" / "SECRET.txt")
+    os.link(canary, sub / "data" / "canary.in")  # a hard link to a root-only host file
+    (sub / "data" / "own.in").write_text("mine\n")
+    os.link(sub / "data" / "own.in", sub / "data" / "own-again.in")  # links inside the package are fine
     prov = replay(task, sub, tmp_path / "t")
     s = score_trial(task, tmp_path / "t")
     text = "".join(p.read_text(errors="replace") for p in (tmp_path / "t" / "evidence").rglob("*")
                    if p.is_file() and not p.is_symlink())
     assert CANARY not in text and "private-token-7f3a" not in text
-    assert prov.hard_links_skipped == ["data/canary.txt"]  # recorded, and not copied anywhere
+    assert prov.hard_links_skipped == ["data/canary.in"]  # recorded, and not copied anywhere
     assert (tmp_path / "t" / "evidence" / "submission" / "results" / "copied.txt").read_text() == "mine\nmine\n"
     assert s.leaves[0].score == 1.0
