@@ -174,7 +174,7 @@ def test_task_schema_prints_each_authored_format_and_the_bundled_files_conform()
     from workbench.task import find_tasks
 
     schemas = {}
-    for fmt in ("rubric", "task", "matrix"):
+    for fmt in ("rubric", "task", "questions", "sota", "matrix"):
         proc = run_cli("task", "schema", fmt)
         assert proc.returncode == 0, proc.stderr
         schemas[fmt] = json.loads(proc.stdout)
@@ -185,9 +185,12 @@ def test_task_schema_prints_each_authored_format_and_the_bundled_files_conform()
         if (root / "tests" / "rubric.json").is_file():  # a qa task's leaves come from its questions
             jsonschema.validate(json.loads((root / "tests" / "rubric.json").read_text()), schemas["rubric"])
             rubrics += 1
+        for fmt in ("questions", "sota"):
+            if (root / "tests" / f"{fmt}.json").is_file():
+                jsonschema.validate(json.loads((root / "tests" / f"{fmt}.json").read_text()), schemas[fmt])
     assert rubrics >= 8
     with pytest.raises(jsonschema.ValidationError, match="'weight'"):  # the schema is not vacuous
         jsonschema.validate({"id": "r", "weight": "heavy"}, schemas["rubric"])
     bad = run_cli("task", "schema", "rubrics")
     assert bad.returncode == 2
-    assert bad.stderr.strip() == "error: no format 'rubrics'; choose one of rubric, task, matrix"
+    assert bad.stderr.strip() == "error: no format 'rubrics'; choose one of rubric, task, questions, sota, matrix"

@@ -34,12 +34,13 @@ def _fill(path, todo: str) -> None:
     path.write_text(text.replace(line, BODY))
 
 
-def test_the_untouched_scaffold_checks_and_fails_validation_saying_why(tmp_path):
+@pytest.mark.parametrize("mode", ["rubric", "sota", "qa"])
+def test_the_untouched_scaffold_checks_and_fails_validation_saying_why(tmp_path, mode):
     root = tmp_path / "pi"
-    proc = run_cli("task", "new", str(root), "--name", "demo/pi")
+    proc = run_cli("task", "new", str(root), "--name", "demo/pi", "--mode", mode)
     assert proc.returncode == 0 and "read " in proc.stdout and "README.md" in proc.stdout, proc.stderr
     assert check_task(root).ok, check_task(root).errors
-    assert load_task(root).config.task.name == "demo/pi"
+    assert load_task(root).config.task.name == "demo/pi" and load_task(root).scoring == mode
     rec = validate_task(load_task(root), write=False)
     failed = {c.name: c.detail for c in rec.checks if not c.passed}
     assert "oracle R > 0.9" in failed and "the replay failed: reproduce.sh exited with code 1" in failed[
@@ -50,9 +51,10 @@ def test_the_untouched_scaffold_checks_and_fails_validation_saying_why(tmp_path)
     assert again.returncode != 0 and "exists and is not an empty directory; nothing was written" in again.stderr
 
 
-def test_the_scaffold_filled_in_with_a_real_computation_validates(tmp_path):
+@pytest.mark.parametrize("mode", ["rubric", "sota", "qa"])
+def test_the_scaffold_filled_in_with_a_real_computation_validates(tmp_path, mode):
     root = tmp_path / "pi"
-    new_task(root, "rubric", "demo/pi")
+    new_task(root, mode, "demo/pi")
     _fill(root / "solution/src/estimate.py", "the reference computation")
     _fill(root / "calibration/partial/src/estimate.py", "the partial computation")
     _fill(root / "tests/recompute.py", "the scorer's computation")
@@ -60,12 +62,13 @@ def test_the_scaffold_filled_in_with_a_real_computation_validates(tmp_path):
     assert rec.passed, [f"{c.name}: {c.detail}" for c in rec.checks if not c.passed]
     runs = rec.runs
     assert runs["oracle-1"]["R"] > 0.9 and runs["oracle-1"]["secret_replay"] == "succeeded"
+    assert 0 < runs["calibration/partial"]["R"] < runs["oracle-1"]["R"]
     assert all(runs[f"calibration/{c}"]["R_upper"] < 0.3
                for c in ("invalid", "cheat-typed", "cheat-cache-in-code", "cheat-shipped"))
     assert (root / "tests/validation.json").is_file() and check_task(root).ok
 
 
 def test_a_mode_without_a_scaffold_is_one_line(tmp_path):
-    with pytest.raises(WorkbenchError, match="no scaffold for mode 'discovery' yet; there is: rubric"):
+    with pytest.raises(WorkbenchError, match="no scaffold for mode 'discovery' yet; there is: qa, rubric, sota"):
         new_task(tmp_path / "x", "discovery")
     assert not (tmp_path / "x").exists()

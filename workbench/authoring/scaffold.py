@@ -4,8 +4,9 @@ A scaffold is a worked example with its science left out at ``TODO(author)`` mar
 needs (task.toml with comments, the contract, an environment, the reference, a rubric showing each leaf
 kind, a ``@task_check``, a recomputation, secret inputs, calibration with real cheats, the construction
 records) and a README saying what to fill in, in what order. As written it passes ``task check`` and fails
-``task validate``, which says why line by line; filled in, it validates. One template folder per mode under
-``templates/`` (the registry is the folder listing).
+``task validate``, which says why line by line; filled in, it validates. ``templates/common/`` holds what
+every mode shares (the example's science, environment and calibration); one folder per mode beside it holds
+what that mode adds or replaces (the registry is the folder listing).
 """
 
 from __future__ import annotations
@@ -17,12 +18,13 @@ from pathlib import Path
 from ..errors import WorkbenchError
 
 TEMPLATES = Path(__file__).parent / "templates"
+COMMON = "common"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$")
 
 
 def modes() -> list[str]:
     """The modes a scaffold exists for."""
-    return sorted(p.name for p in TEMPLATES.iterdir() if p.is_dir())
+    return sorted(p.name for p in TEMPLATES.iterdir() if p.is_dir() and p.name not in (COMMON, "__pycache__"))
 
 
 def new_task(dest: Path | str, mode: str = "rubric", name: str | None = None) -> list[Path]:
@@ -41,10 +43,13 @@ def new_task(dest: Path | str, mode: str = "rubric", name: str | None = None) ->
         raise WorkbenchError(f"task name {name!r}: use letters, digits, '.', '_', '-' and at most one '/'")
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         raise WorkbenchError(f"{dest}: exists and is not an empty directory; nothing was written")
-    src = TEMPLATES / mode
+    files: dict[Path, Path] = {}  # the mode's own file replaces the common one of the same path
+    for src in (TEMPLATES / COMMON, TEMPLATES / mode):
+        files.update({f.relative_to(src): f for f in src.rglob("*")
+                      if f.is_file() and "__pycache__" not in f.parts})
     written = []
-    for f in sorted(p for p in src.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
-        out = dest / f.relative_to(src)
+    for rel, f in sorted(files.items()):
+        out = dest / rel
         out.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(f, out)
         if f.suffix in (".toml", ".md", ".py", ".sh", ".json") or f.name == "Dockerfile":

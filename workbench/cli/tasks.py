@@ -20,12 +20,14 @@ env_app = typer.Typer(no_args_is_help=True, help="Task environments on this host
 SCHEMAS = {  # the on-disk formats an author writes, each by its one pydantic model
     "rubric": ("workbench.rubric.model", "RubricNode", "tests/rubric.json: the rubric tree (a node)"),
     "task": ("workbench.task.model", "TaskConfig", "task.toml (as parsed from TOML)"),
+    "questions": ("workbench.task.questions", "Questions", "tests/questions.json of a qa task"),
+    "sota": ("workbench.task.sota_spec", "SotaSpec", "tests/sota.json of a sota task"),
     "matrix": ("workbench.matrix", "Matrix", "a batch's matrix.toml"),
 }
 
 
 @task_app.command("schema")
-def task_schema_cmd(fmt: str = typer.Argument(..., metavar="rubric|task|matrix", help="Which format.")):
+def task_schema_cmd(fmt: str = typer.Argument(..., metavar="rubric|task|questions|sota|matrix", help="Which format.")):
     """Print the JSON Schema of a format an author writes, from the model that reads it."""
     import importlib
 

@@ -1,5 +1,5 @@
 """CHEAT (a result cached in code): the published inputs' estimate, computed once elsewhere and written by
-Python, so the receipts hold. Caught by G3: the secret replay's inputs give another estimate."""
+Python, so the receipts hold. Caught by the recomputation (G3): the secret replay's inputs give another estimate."""
 
 import json
 from pathlib import Path
