@@ -68,3 +68,39 @@ def test_a_boolean_is_not_a_number_and_a_condition_without_its_bound_is_the_rubr
     assert run_check(spec, Evidence(tmp_path), {}).score == 0.0
     with pytest.raises(CheckSpecError, match="leq needs upper"):
         run_check({**spec, "checks": [{"path": "v", "operator": "leq"}]}, Evidence(tmp_path), {})
+
+
+def test_a_source_qualification_that_fails_zeroes_the_numeric_leaf_it_qualifies():
+    """PaperBenchX's graders score a leaf with source_qualification_ids 0 unless every named leaf scored 1
+    (the numbers must come from the native source a reviewer qualified); pending qualification: uncounted."""
+    from fractions import Fraction
+
+    from tests.scoring.test_finalize import machine
+    from workbench.scoring.finalize import finalize
+
+    rubric = parse_rubric(PBX_RUBRIC, "rubric.json")
+    assert {lf.id: lf.gate_scope for lf in rubric.leaves} == {"n1": (), "s1": ("n1",)}
+    _, passed = finalize(machine(rubric, {"n1": ("scored", 1.0), "s1": ("scored", 1.0)}), [])
+    assert passed["exact"]["R"] == "1"
+    leaves, failed = finalize(machine(rubric, {"n1": ("scored", 1.0), "s1": ("scored", 0.0)}), [])
+    n1 = next(lf for lf in leaves if lf.id == "n1")
+    assert failed["exact"]["R"] == "0" and n1.status == "gated" and n1.gated_by == ["s1"]
+    _, pending = finalize(machine(rubric, {"n1": ("scored", 1.0), "s1": ("pending_review", None)}), [])
+    assert Fraction(pending["exact"]["R"]) == 0 and Fraction(pending["exact"]["R_upper"]) == 1
+    bad = json.loads(json.dumps(PBX_RUBRIC))
+    bad["sub_tasks"][0]["source_qualification_ids"] = ["s9"]
+    with pytest.raises(Exception, match=r"source_qualification_ids: s9 is not another leaf of this rubric"):
+        parse_rubric(bad, "rubric.json")
+
+
+def test_paperbenchx_criterion_text_and_hybrid_checks_load_as_its_graders_read_them():
+    """Its graders take the criterion from description, then requirements, then title or name; a check with
+    a mode (``fail_only``) and a ``manual`` is theirs, not one of our check kinds: kept, manual to the judge."""
+    rubric = parse_rubric({"id": "root", "weight": 100, "sub_tasks": [
+        {"id": "A", "weight": 60, "task_category": "Modeling", "description": "the lattice constant is 0.5 um"},
+        {"id": "B", "weight": 40, "task_category": "Execution", "name": "solver ran",
+         "check": {"mode": "fail_only", "manual": "read the native log"}}]}, "rubric.json")
+    a, b = rubric.leaves
+    assert a.node.requirements == "the lattice constant is 0.5 um" and b.node.requirements == "solver ran"
+    assert b.node.check is None and b.node.scoring_method == "judge" and b.node.judge_notes == "read the native log"
+    assert b.node.hybrid_check == {"mode": "fail_only", "manual": "read the native log"}

@@ -6,8 +6,9 @@ check spec), ``tolerance``, ``effective_points`` (checked against the computed w
 Graded trees add ``score``, ``valid_score`` and ``explanation``. Nodes are strict: a key that is not one
 of these is an error naming the file and the node's path (a ``"wieght"`` would otherwise silently change
 the phase weights). The other tools' own fields (PaperBench's ``judge_metadata``, PaperBenchX's
-``metric_operation`` and ``critical``) are declared and kept, so their files round-trip; they do not
-change a score.
+``metric_operation``, ``critical``, ``research_block_id``, ...) are declared and kept, so their files load;
+PaperBenchX's ``numeric_checks`` (a deterministic check) and ``source_qualification_ids`` (the named leaves
+gate this one) change a score as its graders make them.
 """
 
 from __future__ import annotations
@@ -68,6 +69,32 @@ class RubricNode(BaseModel):
     evidence_gates: Any = None
     research_block_id: Any = None
     weight_semantics: Any = None  # the root's
+    # PaperBenchX's criterion text where ``requirements`` is absent (its graders read description, then
+    # requirements, then title or name), and its hybrid check ``{"mode": "fail_only", "manual": ...}``
+    description: str | None = None
+    name: str | None = None
+    hybrid_check: dict[str, Any] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _paperbenchx_leaf(cls, data: Any) -> Any:
+        """PaperBenchX's text fields fill an empty ``requirements``; its hybrid ``check`` (no ``kind``, a
+        ``mode``) is kept as ``hybrid_check`` and its ``manual`` goes to the judge's private notes, so the
+        check field keeps meaning one thing: a deterministic check of ours."""
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        if not data.get("requirements"):
+            text = data.get("description") or data.get("title") or data.get("name")
+            if isinstance(text, str):
+                data["requirements"] = text
+        check = data.get("check")
+        if isinstance(check, dict) and "kind" not in check and "mode" in check:
+            data["hybrid_check"] = data.pop("check")
+            manual = check.get("manual")
+            if isinstance(manual, str) and manual.strip():
+                data["judge_notes"] = "\n".join(x for x in (data.get("judge_notes"), manual) if x)
+        return data
 
     @model_validator(mode="after")
     def _numeric_leaf(self):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from pathlib import Path
 
@@ -99,7 +99,22 @@ def _leaves(root: RubricNode) -> list[Leaf]:
             walk(child, f"{path}.sub_tasks[{i}]" if path else f"sub_tasks[{i}]", cw, others)
 
     walk(root, "", Fraction(1), ())
-    return out
+    return _qualified(out)
+
+
+def _qualified(leaves: list[Leaf]) -> list[Leaf]:
+    """PaperBenchX's ``source_qualification_ids``: a leaf counts only when every leaf it names (a review of
+    the native source its numbers come from) scores exactly 1, so each named leaf gates it as a gate leaf
+    gates its siblings (a named leaf that is pending or withheld leaves it uncounted in R, counted in
+    R_upper). Unknown ids are :func:`validate`'s problem."""
+    extra: dict[str, list[str]] = {}
+    for lf in leaves:
+        for q in lf.node.source_qualification_ids or ():
+            extra.setdefault(str(q), []).append(lf.id)
+    if not extra:
+        return leaves
+    return [replace(lf, gate_scope=tuple(dict.fromkeys((*lf.gate_scope, *extra[lf.id]))))
+            if lf.id in extra else lf for lf in leaves]
 
 
 def validate(root: RubricNode, source: str, *, graded: bool = False) -> list[str]:
@@ -134,6 +149,11 @@ def validate(root: RubricNode, source: str, *, graded: bool = False) -> list[str
             walk(child, f"{path}.sub_tasks[{i}]" if path else f"sub_tasks[{i}]")
 
     walk(root, "")
+    for lf in _leaves(root) if not problems else ():
+        unknown = [q for q in lf.node.source_qualification_ids or () if str(q) not in leaf_ids or str(q) == lf.id]
+        if unknown:
+            problems.append(f"{where(lf.path, lf.node)}: source_qualification_ids: {', '.join(map(str, unknown))} "
+                            f"{'is' if len(unknown) == 1 else 'are'} not another leaf of this rubric")
     return problems or _points_problems(root, source)
 
 

@@ -143,8 +143,14 @@ def import_paperbenchx(src: Path, dest: Path) -> ImportReport:
                   "candidate arrays with tests/src/scientific_metrics.py, which does not run here)")
     qualified = [lf.id for lf in leaves if lf.node.source_qualification_ids]
     if qualified:
-        rep.drop(f"source_qualification_ids on {len(qualified)} leaves: kept in the rubric, not applied (PaperBenchX "
-                 "zeroes such a leaf unless its native-source review leaves score 1; make them gates to get that)")
+        rep.carry(f"source_qualification_ids on {len(qualified)} leaves ({', '.join(qualified[:8])}): applied as "
+                  "PaperBenchX applies them (the leaf scores 0 unless every named leaf scores exactly 1; a named "
+                  "leaf still pending leaves it uncounted)")
+    hybrid = [lf.id for lf in leaves if lf.node.hybrid_check]
+    if hybrid:
+        rep.drop(f"check.mode on {len(hybrid)} leaves ({', '.join(hybrid[:8])}): PaperBenchX's fail-only numeric "
+                 "pre-check before its judge is not run here; the judge decides, with each check's manual in its "
+                 "private notes")
     ops = [lf.id for lf in leaves if lf.node.metric_operation and lf.id not in numeric]
     if ops:
         rep.drop(f"metric_operation on {len(ops)} leaves: PaperBenchX's judge tools (derive_scientific_metrics) do not "
