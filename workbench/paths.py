@@ -12,7 +12,7 @@ Task package (Harbor / PaperBenchX compatible)::
         starter_submission/      reproduce.sh (+ src/) the agent starts from
       solution/                  PRIVATE reference workflow (used by the oracle agent)
       tests/                     PRIVATE
-        rubric.json  checks.py  evaluator.py  questions.json  sota.json  recompute.py  secret_inputs.py
+        rubric.json  checks.py  evaluator.py  questions.json  sota.json  discovery.json  recompute.py  secret_inputs.py
         judge.md  refs/          the judge's private context (and the checks' reference files)
         determinism.toml         construction records (task.records): what two reference replays may differ in,
         review.toml                expert sign-offs,
@@ -123,6 +123,10 @@ class TaskPaths:
     @property
     def sota(self) -> Path:
         return self.tests / "sota.json"
+
+    @property
+    def discovery(self) -> Path:
+        return self.tests / "discovery.json"
 
     @property
     def recompute_py(self) -> Path:

@@ -89,6 +89,8 @@ class ScoringService:
                 fields["sota"] = {"g": scores.sota.get("g"), "band": scores.sota.get("band"),
                                   "instances": {k: {x: v.get(x) for x in ("metric", "value", "g", "band")}
                                                 for k, v in scores.sota.get("instances", {}).items()}}
+            if "discovery" in shown and scores.discovery:
+                fields["discovery"] = {k: scores.discovery.get(k) for k in ("metric", "valid", "message")}
             if "qa" in shown and scores.qa:
                 fields["qa"] = {k: scores.qa.get(k) for k in ("mcq_accuracy", "oeq_mean", "oeq_pending")}
         except Exception as exc:  # an evaluation that fails is reported to the agent and logged, never fatal
@@ -97,7 +99,8 @@ class ScoringService:
         finally:
             remove_tree(work)
         result = ScoringResult(attempt=n, evaluation_sec=round(time.monotonic() - started, 3), **fields)
-        if result.error is None and (self.best is None or _key(result) > _key(self.best)):
+        sign = -1 if self.task.scoring == "discovery" and self.task.discovery_spec.direction == "minimize" else 1
+        if result.error is None and (self.best is None or _key(result, sign) > _key(self.best, sign)):
             self.best = result
         attempt = ScoringAttempt(**result.model_dump(), at=datetime.now(UTC).isoformat(timespec="seconds"),
                                  description=description, best=self.best)
@@ -182,9 +185,12 @@ class ScoringService:
         self.stop()
 
 
-def _key(result: ScoringResult) -> tuple[float, float, bool, int]:
-    """Attempts are ranked only by what the agent is shown (so "best" leaks nothing more): g, then R,
-    then a replay that succeeded, then the latest."""
+def _key(result: ScoringResult, sign: int = 1) -> tuple[bool, float, float, float, bool, int]:
+    """Attempts are ranked only by what the agent is shown (so "best" leaks nothing more): a valid
+    discovery construction by its metric (``sign`` -1 when smaller is better), then g, then R, then a replay
+    that succeeded, then the latest."""
+    d = result.discovery or {}
+    found = d.get("valid") is True and isinstance(d.get("metric"), int | float)
     g = (result.sota or {}).get("g")
-    return (g if g is not None else float("-inf"), result.R if result.R is not None else float("-inf"),
-            result.replay == "succeeded", result.attempt)
+    return (found, sign * d["metric"] if found else float("-inf"), g if g is not None else float("-inf"),
+            result.R if result.R is not None else float("-inf"), result.replay == "succeeded", result.attempt)

@@ -54,6 +54,7 @@ class ScoringResult(BaseModel):
     phases: dict[str, float] | None = None
     sota: dict[str, Any] | None = Field(default=None, description="g, band and per instance metric, value, g, band")
     qa: dict[str, Any] | None = Field(default=None, description="mcq_accuracy, oeq_mean, oeq_pending")
+    discovery: dict[str, Any] | None = Field(default=None, description="metric, valid, message")
     error: str | None = None
     evaluation_sec: float = 0.0
 

@@ -56,9 +56,35 @@ def _check_rubric(paths: TaskPaths, errors: list[str], warnings: list[str], prov
             warnings.append(f"{paths.rubric}: no leaf with weight in phase {p}")
 
 
+def _defines(path: Path, function: str, why: str, errors: list[str]) -> None:
+    """The evaluator file exists, parses and defines ``function`` at its top level."""
+    import ast
+
+    if not path.is_file():
+        errors.append(f"{path}: file not found ({why})")
+        return
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except SyntaxError as exc:
+        errors.append(f"{path}: line {exc.lineno}: {exc.msg}")
+        return
+    if not any(isinstance(n, ast.FunctionDef) and n.name == function for n in tree.body):
+        errors.append(f"{path}: defines no {function}()")
+
+
+def _check_discovery(paths: TaskPaths, errors: list[str]) -> None:
+    """discovery.json loads and the hidden evaluator defines evaluate(submission_dir)."""
+    from ..task.discovery_spec import load_discovery
+
+    try:
+        load_discovery(paths.discovery)
+    except ValidationProblem as exc:
+        errors.extend(exc.problems)
+    _defines(paths.evaluator, "evaluate", 'scoring = "discovery" needs evaluate(submission_dir)', errors)
+
+
 def _check_sota(paths: TaskPaths, errors: list[str]) -> set[str]:
     """Check sota.json and the evaluator; returns the ``sota:<instance>`` checks they give the rubric."""
-    import ast
 
     from ..task.sota_spec import load_spec
 
@@ -67,16 +93,7 @@ def _check_sota(paths: TaskPaths, errors: list[str]) -> set[str]:
         provided = {f"sota:{n}" for n in load_spec(paths.sota).instances}
     except ValidationProblem as exc:
         errors.extend(exc.problems)
-    if not paths.evaluator.is_file():
-        errors.append(f"{paths.evaluator}: file not found (scoring = \"sota\" needs run_evaluation())")
-        return provided
-    try:
-        tree = ast.parse(paths.evaluator.read_text(encoding="utf-8"))
-    except SyntaxError as exc:
-        errors.append(f"{paths.evaluator}: line {exc.lineno}: {exc.msg}")
-        return provided
-    if not any(isinstance(n, ast.FunctionDef) and n.name == "run_evaluation" for n in tree.body):
-        errors.append(f"{paths.evaluator}: defines no run_evaluation()")
+    _defines(paths.evaluator, "run_evaluation", 'scoring = "sota" needs run_evaluation()', errors)
     return provided
 
 
@@ -203,6 +220,8 @@ def check_task(root: Path | str) -> Report:
         _check_rubric(paths, errors, warnings, provided)
     if scoring == "qa":
         _check_questions(paths, errors, warnings)
+    if scoring == "discovery":
+        _check_discovery(paths, errors)
     if config is not None:
         _check_output_roots(paths, config, errors)
         if config.replay.secret_inputs is not None:

@@ -9,7 +9,9 @@ fabricated outputs in the right formats, a cheap run relabelled, cached outputs,
 answers, caches in code padded with CPU, steered spot checks) each < 0.3 the same way; the two reference
 replays agree (identical evidence, or within the tolerances tests/determinism.toml declares) and score
 identically; the reference replay fits the time budget; the reference's replays with secret inputs
-succeed. The record goes to tests/validation.json.
+succeed. A ``discovery`` task instead checks that the reference is valid and at (or within
+``reference_within`` of) the published record, the starter (its initial code) valid at its declared metric,
+and each cheat invalid or worse than that initial code. The record goes to tests/validation.json.
 
 ``sandbox="docker"`` runs all of it in the task's image instead; when the task's record comes from the
 other backend (and the task has not changed since), one more check asks that every submission scored the
@@ -149,7 +151,10 @@ def _replay_and_score(task: Task, submission: Path, trial: Path, timeout: float 
             "leaves": [[lf.id, lf.status, lf.score, round(lf.effective_weight, 6)] for lf in scores.leaves],
             **({"sota_g": scores.sota.get("g"), "sota_band": scores.sota.get("band")} if scores.sota else {}),
             **({"mcq_accuracy": scores.qa.get("mcq_accuracy"), "oeq_mean": scores.qa.get("oeq_mean")}
-               if scores.qa else {})}
+               if scores.qa else {}),
+            **({"metric": scores.discovery.get("metric"), "valid": scores.discovery.get("valid"),
+                "message": scores.discovery.get("message"), "withheld": scores.discovery.get("withheld")}
+               if scores.discovery else {})}
 
 
 def explain(run: dict[str, Any]) -> str:
@@ -207,7 +212,8 @@ def validate_task(task: Task, *, workdir: Path | None = None, install: bool = Tr
     subs = calibration_submissions(task)
     if not (task.paths.solution / "reproduce.sh").is_file():
         raise WorkbenchError(f"{task.paths.solution}: no reproduce.sh; the task cannot be validated")
-    if not any(_kind(n) == "invalid" for n in subs) or not any(_kind(n) == "partial" for n in subs):
+    discovery = task.scoring == "discovery"  # cheats only: the initial code is the other bound
+    if not discovery and (not any(_kind(n) == "invalid" for n in subs) or not any(_kind(n) == "partial" for n in subs)):
         raise WorkbenchError(f"{task.paths.calibration}: needs at least one partial* and one invalid* submission")
     spec = read_determinism(task.paths)
     base = Path(tempfile.mkdtemp(prefix=f"validate-{task.id}-", dir=workdir))
@@ -215,25 +221,48 @@ def validate_task(task: Task, *, workdir: Path | None = None, install: bool = Tr
     runs: dict[str, dict[str, Any]] = {}
     try:
         for name, sub in [("oracle-1", task.paths.solution), ("oracle-2", task.paths.solution),
-                          ("nop", task.paths.starter), *subs.items()]:
+                          ("initial" if discovery else "nop", task.paths.starter), *subs.items()]:
             log.info("validate %s: %s", task.id, name)
             runs[name] = _replay_and_score(task, sub, base / name.replace("/", "_"), timeout, sandbox)
         det = compare_evidence(base / "oracle-1" / "evidence", base / "oracle-2" / "evidence", spec)
     finally:
         remove_tree(base)
 
+    o1, o2 = runs["oracle-1"], runs["oracle-2"]
+    ref_sec = max(o1["replay_wall_sec"], o2["replay_wall_sec"])
+    if discovery:
+        checks = _discovery_checks(task, runs, det, ref_sec, max_reference_sec)
+    else:
+        checks = _rubric_checks(task, runs, det, ref_sec, max_reference_sec)
+    checks += ([_secret_check(o1, o2)] if task.config.replay.secret_inputs else []) \
+        + ([_same_scores(runs, recorded)] if recorded else [])
+    result = ValidationRecord(
+        task=task.id, content_hash=task.content_hash(), passed=all(c.passed for c in checks), checks=checks,
+        runs={n: {k: v for k, v in r.items() if k != "leaf_scores"} for n, r in runs.items()},
+        determinism=det, reference_replay_sec=round(ref_sec, 2),
+        secret_replay_sec=max((r["secret_replay_sec"] or 0.0 for r in (o1, o2)), default=None)
+        if task.config.replay.secret_inputs else None, environment_digest=env["digest"], sandbox=sandbox,
+        validated_at=datetime.now(UTC).isoformat(timespec="seconds"), workbench_version=__version__)
+    if write:
+        atomic_write_json(task.paths.validation, result.model_dump())
+    return result
+
+
+def _rubric_checks(task: Task, runs: dict[str, dict[str, Any]], det: dict[str, Any], ref_sec: float,
+                   max_reference_sec: float) -> list[CheckResult]:
+    """What a rubric, sota or qa task's construction must show: the oracle full, nop 0, invalid and cheats
+    under 0.3, a partial between them and the oracle, the reference deterministic and fast enough."""
     o1, o2, nop = runs["oracle-1"], runs["oracle-2"], runs["nop"]
     invalid = {n: r["R"] for n, r in runs.items() if _kind(n) == "invalid"}
     invalid_upper = {n: r["R_upper"] for n, r in runs.items() if _kind(n) == "invalid"}
     cheats = {n: r["R_upper"] for n, r in runs.items() if _kind(n) == "cheat"}
     partial = {n: r["R"] for n, r in runs.items() if _kind(n) == "partial"}
-    ref_sec = max(o1["replay_wall_sec"], o2["replay_wall_sec"])
     best_invalid = max(invalid.values())
     low_oracle = [n for n in ("oracle-1", "oracle-2") if runs[n]["R"] <= 0.9]
     high_invalid = [n for n, r in invalid_upper.items() if r >= INVALID_MAX]
     high_cheats = [n for n, r in cheats.items() if r >= INVALID_MAX]
     out_of_order = [n for n, r in partial.items() if not best_invalid < r < min(o1["R"], o2["R"])]
-    checks = [
+    return [
         CheckResult(name="oracle R > 0.9", passed=not low_oracle,
                     detail=f"R = {o1['R']:.4f}, {o2['R']:.4f} (replays {o1['replay']}, {o2['replay']})"
                     + _why(runs, low_oracle)),
@@ -258,18 +287,45 @@ def validate_task(task: Task, *, workdir: Path | None = None, install: bool = Tr
                            + ("" if o1["leaf_scores"] == o2["leaf_scores"] else "; leaf scores differ")),
         CheckResult(name=f"reference replay <= {max_reference_sec:.0f} s", passed=ref_sec <= max_reference_sec,
                     detail=f"{ref_sec:.1f} s on {task.config.environment.cpus} core(s)"),
-    ] + ([_secret_check(o1, o2)] if task.config.replay.secret_inputs else []) \
-      + ([_same_scores(runs, recorded)] if recorded else [])
-    result = ValidationRecord(
-        task=task.id, content_hash=task.content_hash(), passed=all(c.passed for c in checks), checks=checks,
-        runs={n: {k: v for k, v in r.items() if k != "leaf_scores"} for n, r in runs.items()},
-        determinism=det, reference_replay_sec=round(ref_sec, 2),
-        secret_replay_sec=max((r["secret_replay_sec"] or 0.0 for r in (o1, o2)), default=None)
-        if task.config.replay.secret_inputs else None, environment_digest=env["digest"], sandbox=sandbox,
-        validated_at=datetime.now(UTC).isoformat(timespec="seconds"), workbench_version=__version__)
-    if write:
-        atomic_write_json(task.paths.validation, result.model_dump())
-    return result
+    ]
+
+
+def _discovery_checks(task: Task, runs: dict[str, dict[str, Any]], det: dict[str, Any], ref_sec: float,
+                      max_reference_sec: float) -> list[CheckResult]:
+    """What a discovery task's construction must show: the reference valid and at (or near) the published
+    record, the initial code valid at its declared value, every cheat invalid or worse than the initial code."""
+    spec = task.discovery_spec
+    o1, o2, initial = runs["oracle-1"], runs["oracle-2"], runs["initial"]
+
+    def shown(r: dict[str, Any]) -> str:
+        return f"{r['metric']:.10g}" if r.get("valid") else f"invalid ({r.get('message') or r.get('replay')})"
+
+    far = [n for n in ("oracle-1", "oracle-2") if not (runs[n].get("valid") and spec.near_published(runs[n]["metric"]))]
+    initial_ok = (bool(initial.get("valid"))
+                  and abs(initial["metric"] - spec.initial) <= 1e-6 * max(1.0, abs(spec.initial)))
+    cheats = {n: r for n, r in runs.items() if _kind(n) == "cheat"}
+    gaining = [n for n, r in cheats.items() if r.get("valid") and not spec.better(spec.initial, r["metric"])]
+    withheld = [n for n, r in runs.items() if r.get("withheld")]
+    return [
+        CheckResult(name=f"reference valid and within {spec.reference_within:g} of the published "
+                         f"{spec.published.value:g}", passed=not far,
+                    detail=f"{spec.metric} = {shown(o1)}, {shown(o2)} ({spec.direction}; published "
+                           f"{spec.published.value:g}, {spec.published.source})"),
+        CheckResult(name=f"initial code valid at {spec.initial:g}", passed=initial_ok,
+                    detail=f"environment/starter_submission: {spec.metric} = {shown(initial)}"),
+        CheckResult(name=f"cheats invalid or worse than the initial code (at least {MIN_CHEATS})",
+                    passed=len(cheats) >= MIN_CHEATS and not gaining,
+                    detail=(", ".join(f"{n}: {shown(r)}" for n, r in cheats.items()) or "no cheats")
+                    + ("" if len(cheats) >= MIN_CHEATS else f"; {len(cheats)} of the {MIN_CHEATS} required")
+                    + (f"; gaining: {', '.join(gaining)}" if gaining else "")),
+        CheckResult(name="the evaluator ran on every submission", passed=not withheld,
+                    detail="; ".join(f"{n}: {runs[n].get('message')}" for n in withheld) or "no evaluation withheld"),
+        CheckResult(name="reference replays agree",
+                    passed=not det["differing"] and o1.get("metric") == o2.get("metric"),
+                    detail=f"{det['identical']} identical; " + ("; ".join(det["differing"][:5]) or "no differences")),
+        CheckResult(name=f"reference replay <= {max_reference_sec:.0f} s", passed=ref_sec <= max_reference_sec,
+                    detail=f"{ref_sec:.1f} s on {task.config.environment.cpus} core(s)"),
+    ]
 
 
 def freeze_task(task: Task) -> FreezeRecord:

@@ -24,13 +24,17 @@ try:
     spec = importlib.util.spec_from_file_location("task_evaluator", sys.argv[1])
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    fn = mod.run_evaluation
+    entry = sys.argv[5]
+    fn = getattr(mod, entry)
     params = inspect.signature(fn).parameters
 except BaseException as exc:
     write({"__broken__": {"type": type(exc).__name__, "message": str(exc)[:500]}})
     sys.exit(0)
 try:
-    res = fn(sys.argv[2], sys.argv[3]) if len(params) >= 2 else fn()
+    if entry == "evaluate":  # a discovery evaluator: one construction, in the working directory
+        res = {"result": fn(".")}
+    else:
+        res = fn(sys.argv[2], sys.argv[3]) if len(params) >= 2 else fn()
 except BaseException as exc:
     write({"__raised__": {"type": type(exc).__name__, "message": str(exc)[:500]}})
     sys.exit(0)
@@ -47,13 +51,15 @@ write(out)
 
 
 def run_evaluator(evaluator: Path, evidence: Path, refs: Path, *, python: str | None = None,
-                  env_dir: str | None = None, memory_mb: int = 2048, timeout: float = 600.0) -> dict[str, dict]:
+                  env_dir: str | None = None, memory_mb: int = 2048, timeout: float = 600.0,
+                  entry: str = "run_evaluation") -> dict[str, dict]:
     """``run_evaluation()`` of a task's evaluator, confined like every reader of evidence
     (:func:`workbench.reader.run_confined`): the sealed evidence read-only at /evidence, only the evaluator
     and ``tests/refs/`` of the private files, the task's environment read-only, no network, the task's
     memory limit and ``timeout``. It may take ``(evidence_dir, refs_dir)`` or nothing (NatureBench's
     evaluators use relative paths: the working directory is the replayed submission); non-finite values
-    come back as None.
+    come back as None. ``entry="evaluate"``: a discovery evaluator's ``evaluate(submission_dir)``, called
+    with the replayed submission; its result comes back as ``{"result": {...}}``.
 
     Raises :class:`EvaluatorFailed` when the evaluator cannot run at all (withheld) and
     :class:`EvaluationRejected` when it fails on the submission's files, or a limit stops it reading them
@@ -77,7 +83,7 @@ def run_evaluator(evaluator: Path, evidence: Path, refs: Path, *, python: str | 
         # -I: isolated, so the submission's files in the working directory (a planted csv.py or json.py) are
         # never importable by the evaluator
         done = run_confined([python or "/usr/bin/python3", "-I", "-c", _RUNNER, f"{TESTS}/evaluator.py", EVIDENCE,
-                             f"{TESTS}/refs", marker], binds=binds, limits=reader_limits(memory_mb, timeout),
+                             f"{TESTS}/refs", marker, entry], binds=binds, limits=reader_limits(memory_mb, timeout),
                             workdir=workdir, readonly_same_path=(Path(env_dir),) if env_dir else (),
                             env={"NUMBA_CACHE_DIR": "/tmp"})
     except SandboxSetupError as exc:

@@ -7,11 +7,13 @@ mode adds:
 * ``prepare``: task checks its leaves call and the mode's block before the leaves are scored (``sota``
   runs the hidden evaluator once; its ``sota:<instance>`` checks read the result);
 * ``summarize``: the mode's block of scores.json (``sota``: g, bands and each instance's metric;
-  ``qa``: MCQ metrics and the OEQ ratings of the final leaves);
+  ``qa``: MCQ metrics and the OEQ ratings of the final leaves; ``discovery``: the evaluator's metric,
+  validity and message, and the progress towards the published record);
 * ``feedback``: what the hidden scoring service may tell an agent about an attempt by default
   (``[verifier] feedback`` in task.toml overrides it). NatureBench-style ``sota`` tasks expose their
   metrics, g and band; a hidden rubric exposes nothing beyond the replay's outcome, since R and phase
-  scores would let an agent hill-climb private leaves.
+  scores would let an agent hill-climb private leaves; a ``discovery`` evaluator's metric, validity and
+  message are what its agents optimise (EurekAgent's official score).
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from ..errors import WorkbenchError
 from ..evidence import Evidence
 from ..task import Task
 from ..task.model import Feedback
+from .discovery import discovery_checks
+from .discovery import summarize as summarize_discovery
 from .evaluator import run_evaluator
 from .qa import summarize_questions
 from .results import LeafScore
@@ -75,6 +79,31 @@ def _sota_block(task: Task, ev: Evidence, block: dict[str, Any] | None, leaves: 
     return {"sota": block}
 
 
+def discovery_block(task: Task, evidence_dir: Path) -> dict[str, Any]:
+    """The hidden evaluator's ``evaluate()`` on a trial's replayed submission, in the task's environment."""
+    spec = task.discovery_spec
+    env = env_info(task)
+    python = f"{env['dir']}/bin/python" if env["dir"] else None
+    try:
+        results = run_evaluator(task.paths.evaluator, evidence_dir, task.paths.refs, python=python,
+                                env_dir=env["dir"], memory_mb=task.config.environment.memory_mb,
+                                timeout=min(spec.timeout_sec, task.config.verifier.timeout_sec), entry="evaluate")
+    except EvaluatorFailed as exc:
+        return summarize_discovery(spec, None, str(exc), withheld=True)
+    except EvaluationRejected as exc:
+        return summarize_discovery(spec, None, str(exc))
+    return summarize_discovery(spec, results.get("result"))
+
+
+def _discovery_prepare(task: Task, evidence_dir: Path, ev: Evidence):
+    block = discovery_block(task, evidence_dir)
+    return discovery_checks(task.discovery_spec, block), block
+
+
+def _discovery_block(task: Task, ev: Evidence, block: dict[str, Any] | None, leaves: list[LeafScore]):
+    return {"discovery": block}
+
+
 def _qa_block(task: Task, ev: Evidence, block: dict[str, Any] | None, leaves: list[LeafScore]):
     return {"qa": summarize_questions(task.questions, ev, leaves)}
 
@@ -83,6 +112,7 @@ MODES: dict[str, Mode] = {
     "rubric": Mode("rubric", _nothing, _no_block, ("replay",)),
     "sota": Mode("sota", _sota_prepare, _sota_block, ("replay", "sota")),
     "qa": Mode("qa", _nothing, _qa_block, ("replay",)),
+    "discovery": Mode("discovery", _discovery_prepare, _discovery_block, ("replay", "discovery")),
 }
 
 

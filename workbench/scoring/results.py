@@ -78,6 +78,7 @@ class Scores(BaseModel):
     workbench_version: str
     sota: dict[str, Any] | None = None  # scoring = "sota": g, band, per-instance values (scoring.sota)
     qa: dict[str, Any] | None = None  # scoring = "qa": MCQ accuracy/P/R/F1, OEQ ratings (scoring.qa)
+    discovery: dict[str, Any] | None = None  # scoring = "discovery": metric, valid, progress (scoring.discovery)
     timing: ScoringTime | None = None  # the last machine scoring's (a re-finalisation after a review keeps it)
 
 

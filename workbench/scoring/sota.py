@@ -66,7 +66,7 @@ def band(g: float | Fraction) -> Band:
 
 _HERE = TaskPaths(Path())
 NOT_FOR_THE_EVALUATOR = frozenset({p.name for p in (_HERE.rubric, _HERE.checks_py, _HERE.questions, _HERE.judge_md,
-                                                    _HERE.sota)}
+                                                    _HERE.sota, _HERE.discovery)}
                                   | {Path(f).name for f in RECORD_FILES} | {"__pycache__"})
 
 

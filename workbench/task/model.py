@@ -20,9 +20,9 @@ from pydantic.json_schema import SkipJsonSchema
 
 from ..errors import UnknownKeys
 
-Scoring = Literal["rubric", "sota", "qa"]
+Scoring = Literal["rubric", "sota", "qa", "discovery"]
 # what the hidden scoring service may tell an agent about an attempt (workbench.scoring.modes)
-Feedback = Literal["replay", "R", "phases", "sota", "qa"]
+Feedback = Literal["replay", "R", "phases", "sota", "qa", "discovery"]
 
 
 # the keys Harbor 0.25's TaskConfig accepts per table (its deprecated spellings included); the workbench

@@ -39,11 +39,16 @@ class Task:
     @cached_property
     def rubric(self) -> Rubric:
         """The rubric scored for this task: tests/rubric.json, or for ``qa`` tasks one leaf per question,
-        or for ``sota`` tasks without a rubric.json one leaf per evaluation instance."""
+        for ``sota`` tasks without a rubric.json one leaf per evaluation instance, for ``discovery`` tasks a
+        validity gate and the progress towards the published record."""
         if self.scoring == "qa":
             from .questions import synthesized_rubric
 
             return parse_rubric(synthesized_rubric(self.questions, self.id), str(self.paths.questions))
+        if self.scoring == "discovery":
+            from .discovery_spec import synthesized_rubric as discovery_rubric
+
+            return parse_rubric(discovery_rubric(self.discovery_spec, self.id), str(self.paths.discovery))
         if self.scoring == "sota" and not self.paths.rubric.is_file():
             from .sota_spec import synthesized_rubric
 
@@ -63,6 +68,13 @@ class Task:
         from .sota_spec import load_spec
 
         return load_spec(self.paths.sota)
+
+    @cached_property
+    def discovery_spec(self):
+        """tests/discovery.json of a ``discovery`` task (task.discovery_spec.DiscoverySpec)."""
+        from .discovery_spec import load_discovery
+
+        return load_discovery(self.paths.discovery)
 
     def scoring_inputs(self) -> dict[str, str]:
         """{path: sha256} of every private file that can change a score: all of tests/ (rubric, checks.py,

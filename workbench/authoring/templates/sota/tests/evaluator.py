@@ -5,8 +5,8 @@ under ``replay/input/``); ``tests/sota.json`` names each instance's primary metr
 
 Measure from your own computation, never from the shipped number alone: a metric read straight from a file
 the submission wrote is the submission's claim. The example recomputes both replays' estimates from their
-inputs (with ``_estimate`` of recompute.py); the metric counts only when both agree with what the submission wrote, and a value of None is the
-failure floor (g = -1) with the reason."""
+inputs (with ``_estimate`` of recompute.py); the metric counts only when both agree with what the submission
+wrote, and a value of None is the failure floor (g = -1) with the reason."""
 
 import importlib.util
 import json
