@@ -132,3 +132,18 @@ def test_an_evaluation_that_fails_is_logged_and_never_the_best(tmp_path):
     logged = ScoringAttempt.model_validate_json(tp.attempts.read_text())
     assert logged.error == answer["error"] and logged.best is None and not tp.best.exists()
     assert svc.summary().attempts == 1 and svc.summary().best is None
+
+
+def test_a_discovery_attempt_is_ranked_by_its_valid_metric_in_the_tasks_direction():
+    """EurekAgent's ranked history: a valid construction beats any invalid one, then the better metric
+    (smaller for a minimised bound), whatever the order the attempts came in."""
+    from workbench.scoring_server import _key
+    from workbench.session_records import ScoringResult
+
+    def attempt(n, metric, valid=True):
+        return ScoringResult(attempt=n, replay="succeeded", discovery={"metric": metric, "valid": valid})
+
+    found = [attempt(1, 0.39), attempt(2, 0.385), attempt(3, None, valid=False), attempt(4, 0.41)]
+    assert max(found, key=lambda r: _key(r, -1)).attempt == 2
+    assert max(found, key=lambda r: _key(r, 1)).attempt == 4
+    assert max([attempt(1, None, valid=False), attempt(2, 0.5)], key=lambda r: _key(r, -1)).attempt == 2
