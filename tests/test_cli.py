@@ -174,7 +174,7 @@ def test_task_schema_prints_each_authored_format_and_the_bundled_files_conform()
     from workbench.task import find_tasks
 
     schemas = {}
-    for fmt in ("rubric", "task", "questions", "sota", "matrix"):
+    for fmt in ("rubric", "task", "questions", "sota", "discovery", "matrix"):
         proc = run_cli("task", "schema", fmt)
         assert proc.returncode == 0, proc.stderr
         schemas[fmt] = json.loads(proc.stdout)
@@ -185,7 +185,7 @@ def test_task_schema_prints_each_authored_format_and_the_bundled_files_conform()
         if (root / "tests" / "rubric.json").is_file():  # a qa task's leaves come from its questions
             jsonschema.validate(json.loads((root / "tests" / "rubric.json").read_text()), schemas["rubric"])
             rubrics += 1
-        for fmt in ("questions", "sota"):
+        for fmt in ("questions", "sota", "discovery"):
             if (root / "tests" / f"{fmt}.json").is_file():
                 jsonschema.validate(json.loads((root / "tests" / f"{fmt}.json").read_text()), schemas[fmt])
     assert rubrics >= 8
@@ -193,4 +193,4 @@ def test_task_schema_prints_each_authored_format_and_the_bundled_files_conform()
         jsonschema.validate({"id": "r", "weight": "heavy"}, schemas["rubric"])
     bad = run_cli("task", "schema", "rubrics")
     assert bad.returncode == 2
-    assert bad.stderr.strip() == "error: no format 'rubrics'; choose one of rubric, task, questions, sota, matrix"
+    assert bad.stderr.strip() == "error: no format 'rubrics'; choose one of rubric, task, questions, sota, discovery, matrix"

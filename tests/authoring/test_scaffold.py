@@ -69,6 +69,40 @@ def test_the_scaffold_filled_in_with_a_real_computation_validates(tmp_path, mode
 
 
 def test_a_mode_without_a_scaffold_is_one_line(tmp_path):
-    with pytest.raises(WorkbenchError, match="no scaffold for mode 'discovery' yet; there is: qa, rubric, sota"):
-        new_task(tmp_path / "x", "discovery")
+    with pytest.raises(WorkbenchError, match="no scaffold for mode 'eureka' yet; there is: discovery, qa, rubric, sota"):
+        new_task(tmp_path / "x", "eureka")
     assert not (tmp_path / "x").exists()
+
+
+def _fill_with(path, todo: str, body: str) -> None:
+    text = path.read_text()
+    line = f'    raise NotImplementedError("TODO(author): {todo}")\n'
+    assert line in text, path
+    path.write_text(text.replace(line, body))
+
+
+def test_the_discovery_scaffold_fails_validation_saying_why_then_validates_once_filled_in(tmp_path):
+    """The discovery scaffold stands alone (a construction and a hidden evaluator): untouched, validation
+    fails on the reference, the initial code and the evaluator, each line saying why; with a reference and a
+    metric filled in it validates, every cheat invalid or worse than the initial code."""
+    root = tmp_path / "spread"
+    proc = run_cli("task", "new", str(root), "--name", "demo/spread", "--mode", "discovery")
+    assert proc.returncode == 0, proc.stderr
+    assert check_task(root).ok, check_task(root).errors
+    assert not (root / "calibration" / "partial").exists() and (root / "tests" / "discovery.json").is_file()
+    rec = validate_task(load_task(root), write=False)
+    failed = {c.name: c.detail for c in rec.checks if not c.passed}
+    assert "reference valid and within 0.001 of the published 0.707107" in failed
+    assert "reproduce.sh exited with code 1" in failed["reference valid and within 0.001 of the published 0.707107"]
+    assert "NotImplementedError" in failed["the evaluator ran on every submission"]
+    _fill_with(root / "solution/src/construction.py", "the reference construction",
+               "    return [[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.5, 0.5]]\n")
+    _fill_with(root / "tests/evaluator.py", "the evaluator's metric",
+               "    return min(math.dist(p, q) for i, p in enumerate(points) for q in points[i + 1:])\n")
+    rec = validate_task(load_task(root), write=True)
+    assert rec.passed, [f"{c.name}: {c.detail}" for c in rec.checks if not c.passed]
+    assert rec.runs["oracle-1"]["metric"] == pytest.approx(0.7071067811865476) and rec.runs["oracle-1"]["R"] == 1
+    assert rec.runs["initial"]["metric"] == 0.5 and rec.runs["initial"]["R"] == 0
+    cheats = {n: r for n, r in rec.runs.items() if "cheat" in n}
+    assert len(cheats) == 3 and all(r["R"] == 0 for r in cheats.values())
+    assert rec.runs["calibration/cheat-claims"]["metric"] == 0  # its claimed 0.75 is never read

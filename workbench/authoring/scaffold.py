@@ -5,8 +5,9 @@ needs (task.toml with comments, the contract, an environment, the reference, a r
 kind, a ``@task_check``, a recomputation, secret inputs, calibration with real cheats, the construction
 records) and a README saying what to fill in, in what order. As written it passes ``task check`` and fails
 ``task validate``, which says why line by line; filled in, it validates. ``templates/common/`` holds what
-every mode shares (the example's science, environment and calibration); one folder per mode beside it holds
-what that mode adds or replaces (the registry is the folder listing).
+the rubric, sota and qa modes share (the example's science, environment and calibration); one folder per
+mode beside it holds what that mode adds or replaces (the registry is the folder listing). A discovery task
+shares none of it (a construction and a hidden evaluator, not a reproduction): its folder stands alone.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from ..errors import WorkbenchError
 
 TEMPLATES = Path(__file__).parent / "templates"
 COMMON = "common"
+STANDALONE = frozenset({"discovery"})  # modes whose folder is the whole package
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$")
 
 
@@ -44,7 +46,7 @@ def new_task(dest: Path | str, mode: str = "rubric", name: str | None = None) ->
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         raise WorkbenchError(f"{dest}: exists and is not an empty directory; nothing was written")
     files: dict[Path, Path] = {}  # the mode's own file replaces the common one of the same path
-    for src in (TEMPLATES / COMMON, TEMPLATES / mode):
+    for src in (TEMPLATES / mode,) if mode in STANDALONE else (TEMPLATES / COMMON, TEMPLATES / mode):
         files.update({f.relative_to(src): f for f in src.rglob("*")
                       if f.is_file() and "__pycache__" not in f.parts})
     written = []

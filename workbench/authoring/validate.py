@@ -298,7 +298,11 @@ def _discovery_checks(task: Task, runs: dict[str, dict[str, Any]], det: dict[str
     o1, o2, initial = runs["oracle-1"], runs["oracle-2"], runs["initial"]
 
     def shown(r: dict[str, Any]) -> str:
-        return f"{r['metric']:.10g}" if r.get("valid") else f"invalid ({r.get('message') or r.get('replay')})"
+        if r.get("valid"):
+            return f"{r['metric']:.10g}"
+        replay = "" if r.get("replay") == "succeeded" else \
+            f"the replay {r.get('replay')}: {'; '.join((r.get('failure_reasons') or ['no reason recorded'])[:2])}; "
+        return f"invalid ({replay}{r.get('message') or 'no evaluation'})"
 
     far = [n for n in ("oracle-1", "oracle-2") if not (runs[n].get("valid") and spec.near_published(runs[n]["metric"]))]
     initial_ok = (bool(initial.get("valid"))

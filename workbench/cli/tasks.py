@@ -22,12 +22,13 @@ SCHEMAS = {  # the on-disk formats an author writes, each by its one pydantic mo
     "task": ("workbench.task.model", "TaskConfig", "task.toml (as parsed from TOML)"),
     "questions": ("workbench.task.questions", "Questions", "tests/questions.json of a qa task"),
     "sota": ("workbench.task.sota_spec", "SotaSpec", "tests/sota.json of a sota task"),
+    "discovery": ("workbench.task.discovery_spec", "DiscoverySpec", "tests/discovery.json of a discovery task"),
     "matrix": ("workbench.matrix", "Matrix", "a batch's matrix.toml"),
 }
 
 
 @task_app.command("schema")
-def task_schema_cmd(fmt: str = typer.Argument(..., metavar="rubric|task|questions|sota|matrix", help="Which format.")):
+def task_schema_cmd(fmt: str = typer.Argument(..., metavar="rubric|task|questions|sota|discovery|matrix", help="Which format.")):
     """Print the JSON Schema of a format an author writes, from the model that reads it."""
     import importlib
 
