@@ -225,6 +225,19 @@ def test_every_bundled_task_is_complete(root):
     assert rep.ok, rep.errors
     task = load_task(root)
     leaves = task.rubric.leaves
+    if task.scoring == "discovery":  # a construction, a hidden evaluator, the record and the initial code
+        for f in ("environment/Dockerfile", "environment/install.sh", "environment/starter_submission/reproduce.sh",
+                  "solution/reproduce.sh", "tests/evaluator.py", "tests/discovery.json", "tests/TOLERANCES.md",
+                  "tests/review.toml"):
+            assert (root / f).is_file(), f
+        assert sum(d.name.startswith("cheat-") for d in (root / "calibration").iterdir()) >= 3
+        spec = task.discovery_spec
+        assert spec.published.source and spec.previous and spec.previous.source and spec.tolerance
+        assert spec.tolerance.split()[0] in (root / "instruction.md").read_text() or "tolerance" in (
+            root / "instruction.md").read_text()
+        record = json.loads((root / "tests" / "validation.json").read_text())
+        assert record["passed"] and record["content_hash"] == task.content_hash(), "re-run `make validate`"
+        return
     if task.scoring == "qa":  # one leaf per question, answers verified by running the analysis
         from workbench.task.questions import load_questions
 
