@@ -233,8 +233,7 @@ def test_every_bundled_task_is_complete(root):
         assert sum(d.name.startswith("cheat-") for d in (root / "calibration").iterdir()) >= 3
         spec = task.discovery_spec
         assert spec.published.source and spec.previous and spec.previous.source and spec.tolerance
-        assert spec.tolerance.split()[0] in (root / "instruction.md").read_text() or "tolerance" in (
-            root / "instruction.md").read_text()
+        assert "tolerance" in (root / "instruction.md").read_text().lower()  # stated to the agents
         record = json.loads((root / "tests" / "validation.json").read_text())
         assert record["passed"] and record["content_hash"] == task.content_hash(), "re-run `make validate`"
         return
