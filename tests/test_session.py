@@ -4,6 +4,7 @@ trajectory.jsonl, agent.log), on the small synthetic task."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -87,9 +88,13 @@ def test_the_budget_scales_the_tasks_time_and_carries_the_configured_limits(mini
     assert d.budget == {"wall_sec": timeout * 0.5, "max_turns": 7, "max_tokens": None, "max_cost_usd": 1.5}
 
 
-def test_the_scoring_service_is_on_for_sota_tasks_unless_the_configuration_says_otherwise(mini_task, tmp_path):
+def test_the_scoring_service_is_on_for_sota_and_discovery_tasks_unless_the_configuration_says_otherwise(
+        mini_task, tmp_path):
     sota = load_task(write_sota_task(tmp_path / "sota"))
     assert wants_scoring_service(sota, config("nop"))
+    discovery = load_task(Path(__file__).parents[1] / "tasks" / "circle-packing-26")
+    assert wants_scoring_service(discovery, config("nop"))
+    assert not wants_scoring_service(discovery, config("nop", options={"scoring_service": False}))
     assert not wants_scoring_service(sota, config("nop", options={"scoring_service": False}))
     assert not wants_scoring_service(mini_task, config("nop"))  # a rubric task
     assert wants_scoring_service(mini_task, config("nop", options={"scoring_service": True}))

@@ -45,10 +45,11 @@ def budget_for(config: AgentConfig, view: TaskView) -> Budget:
 
 
 def wants_scoring_service(task: Task, config: AgentConfig) -> bool:
-    """The hidden scoring service is on for ``sota`` tasks unless the configuration says otherwise
-    (``options.scoring_service``); privileged agents never need it."""
+    """The hidden scoring service is on for ``sota`` and ``discovery`` tasks (a discovery agent works by
+    submitting to it) unless the configuration says otherwise (``options.scoring_service``); privileged
+    agents never need it."""
     opt = config.options.get("scoring_service")
-    return bool(opt) if opt is not None else task.scoring == "sota"
+    return bool(opt) if opt is not None else task.scoring in ("sota", "discovery")
 
 
 def run_session(task: Task, config: AgentConfig | dict[str, Any], trial_dir: Path, sandbox: str = "bwrap"
