@@ -193,4 +193,5 @@ def test_task_schema_prints_each_authored_format_and_the_bundled_files_conform()
         jsonschema.validate({"id": "r", "weight": "heavy"}, schemas["rubric"])
     bad = run_cli("task", "schema", "rubrics")
     assert bad.returncode == 2
-    assert bad.stderr.strip() == "error: no format 'rubrics'; choose one of rubric, task, questions, sota, discovery, matrix"
+    assert bad.stderr.strip() == ("error: no format 'rubrics'; choose one of rubric, task, questions, sota, "
+                                  "discovery, matrix")

@@ -69,7 +69,8 @@ def test_the_scaffold_filled_in_with_a_real_computation_validates(tmp_path, mode
 
 
 def test_a_mode_without_a_scaffold_is_one_line(tmp_path):
-    with pytest.raises(WorkbenchError, match="no scaffold for mode 'eureka' yet; there is: discovery, qa, rubric, sota"):
+    with pytest.raises(WorkbenchError,
+                       match="no scaffold for mode 'eureka' yet; there is: discovery, qa, rubric, sota"):
         new_task(tmp_path / "x", "eureka")
     assert not (tmp_path / "x").exists()
 

@@ -28,7 +28,8 @@ SCHEMAS = {  # the on-disk formats an author writes, each by its one pydantic mo
 
 
 @task_app.command("schema")
-def task_schema_cmd(fmt: str = typer.Argument(..., metavar="rubric|task|questions|sota|discovery|matrix", help="Which format.")):
+def task_schema_cmd(fmt: str = typer.Argument(..., metavar="rubric|task|questions|sota|discovery|matrix",
+                                              help="Which format.")):
     """Print the JSON Schema of a format an author writes, from the model that reads it."""
     import importlib
 

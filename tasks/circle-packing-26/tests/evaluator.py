@@ -43,7 +43,7 @@ def _real(value):
 
 
 def _reject_constant(token):
-    raise ValueError("non-finite number %s" % token)
+    raise ValueError(f"non-finite number {token}")
 
 
 def _load(path):
@@ -52,7 +52,7 @@ def _load(path):
     except FileNotFoundError:
         return None, "results/construction.json is missing"
     except OSError as exc:
-        return None, "results/construction.json cannot be read (%s)" % type(exc).__name__
+        return None, f"results/construction.json cannot be read ({type(exc).__name__})"
     if not stat.S_ISREG(st.st_mode):
         return None, "results/construction.json is not a regular file"
     if st.st_size > MAX_BYTES:
@@ -68,7 +68,7 @@ def _load(path):
     try:
         data = json.loads(text, parse_constant=_reject_constant)
     except ValueError as exc:  # JSONDecodeError is a ValueError; NaN/Infinity land here too
-        return None, "results/construction.json is not valid JSON of finite numbers (%s)" % exc
+        return None, f"results/construction.json is not valid JSON of finite numbers ({exc})"
     return data, None
 
 
@@ -123,8 +123,8 @@ def _evaluate(submission_dir):
     return {
         "metric": total,
         "valid": True,
-        "message": "26 circles inside the unit square, pairwise disjoint within %.0e; sum_of_radii = %.12f"
-        % (TOL, total),
+        "message": f"26 circles inside the unit square, pairwise disjoint within {TOL:.0e}; "
+                   f"sum_of_radii = {total:.12f}",
     }
 
 
@@ -137,7 +137,7 @@ def evaluate(submission_dir: str) -> dict:
     except MemoryError:
         return _invalid("results/construction.json is too large to evaluate")
     except Exception as exc:  # never raise on any input
-        return _invalid("construction.json could not be evaluated (%s)" % type(exc).__name__)
+        return _invalid(f"construction.json could not be evaluated ({type(exc).__name__})")
 
 
 if __name__ == "__main__":

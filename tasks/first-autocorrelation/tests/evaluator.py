@@ -28,12 +28,12 @@ class _Invalid(Exception):
 
 
 def _reject_constant(name):
-    raise _Invalid("non-finite JSON constant %s (values must be finite real numbers)" % name)
+    raise _Invalid(f"non-finite JSON constant {name} (values must be finite real numbers)")
 
 
 def _fmt(x):
     try:
-        return "%.6g" % x
+        return f"{x:.6g}"
     except Exception:
         return repr(x)[:40]
 
@@ -58,20 +58,20 @@ def _load(submission_dir):
     except _Invalid:
         raise
     except RecursionError:
-        raise _Invalid("results/construction.json is nested too deeply")
+        raise _Invalid("results/construction.json is nested too deeply") from None
     except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
-        raise _Invalid("results/construction.json is not valid JSON: %s" % str(exc)[:150])
+        raise _Invalid(f"results/construction.json is not valid JSON: {str(exc)[:150]}") from None
     return data
 
 
 def _values(data):
     if not isinstance(data, dict):
-        raise _Invalid("construction.json must be a JSON object {\"a\": [...]}, got %s" % type(data).__name__)
+        raise _Invalid(f"construction.json must be a JSON object {{\"a\": [...]}}, got {type(data).__name__}")
     if "a" not in data:
         raise _Invalid("construction.json has no key \"a\"")
     a = data["a"]
     if not isinstance(a, list):
-        raise _Invalid("\"a\" must be a list of numbers, got %s" % type(a).__name__)
+        raise _Invalid(f"\"a\" must be a list of numbers, got {type(a).__name__}")
     n = len(a)
     if n < 1 or n > MAX_N:
         raise _Invalid("\"a\" has %d values; 1 <= n <= %d required" % (n, MAX_N))
@@ -82,7 +82,7 @@ def _values(data):
         try:
             v = float(x)
         except (OverflowError, ValueError):
-            raise _Invalid("a[%d] is an integer too large for a float" % i)
+            raise _Invalid("a[%d] is an integer too large for a float" % i) from None
         if not math.isfinite(v):
             raise _Invalid("a[%d] = %s is not finite" % (i, v))
         if v < -NEG_TOL:
@@ -96,13 +96,13 @@ def _metric(vals):
     n = len(vals)
     top = max(vals)
     if top <= 0.0:
-        raise _Invalid("all values are 0: sum(a) = 0 (<= %g), the ratio is 0/0" % MIN_SUM)
+        raise _Invalid(f"all values are 0: sum(a) = 0 (<= {MIN_SUM:g}), the ratio is 0/0")
     # the ratio is scale invariant: work with b = a / max(a) in [0, 1] (no overflow or underflow of products)
     b = [v / top for v in vals]
     sum_b = math.fsum(b)
     total = top * sum_b
     if not total > MIN_SUM:
-        raise _Invalid("sum(a) = %s is not > %g" % (_fmt(total), MIN_SUM))
+        raise _Invalid(f"sum(a) = {_fmt(total)} is not > {MIN_SUM:g}")
     rb = b[::-1]
     conv_max = 0.0
     for k in range(2 * n - 1):  # direct O(n^2) self-convolution c_k = sum_i b_i b_{k-i}
@@ -113,7 +113,7 @@ def _metric(vals):
             conv_max = c
     metric = 2.0 * n * conv_max / (sum_b * sum_b)
     if not math.isfinite(metric) or metric <= 0.0:
-        raise _Invalid("metric is not a finite positive number (%s)" % metric)
+        raise _Invalid(f"metric is not a finite positive number ({metric})")
     return metric, n, total
 
 
@@ -126,12 +126,12 @@ def evaluate(submission_dir: str) -> dict:
                % (n, _fmt(total), metric))
         return {"metric": metric, "valid": True, "message": msg[:300]}
     except _Invalid as exc:
-        return {"metric": None, "valid": False, "message": ("invalid: %s" % exc)[:300]}
+        return {"metric": None, "valid": False, "message": (f"invalid: {exc}")[:300]}
     except BaseException as exc:  # never raise, whatever the file holds
         if isinstance(exc, (KeyboardInterrupt, SystemExit)):
             raise
         return {"metric": None, "valid": False,
-                "message": ("invalid: could not evaluate (%s: %s)" % (type(exc).__name__, str(exc)[:150]))[:300]}
+                "message": (f"invalid: could not evaluate ({type(exc).__name__}: {str(exc)[:150]})")[:300]}
 
 
 if __name__ == "__main__":

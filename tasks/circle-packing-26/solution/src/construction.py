@@ -54,8 +54,7 @@ def main():
     os.makedirs("results", exist_ok=True)
     with open(os.path.join("results", "construction.json"), "w") as fh:
         json.dump({"circles": [list(c) for c in CIRCLES]}, fh, indent=1)
-    print("sum_of_radii (own count) = %.12f, min constraint slack = %.3g"
-          % (math.fsum(r for _, _, r in CIRCLES), slack))
+    print(f"sum_of_radii (own count) = {math.fsum(r for _, _, r in CIRCLES):.12f}, min constraint slack = {slack:.3g}")
 
 
 if __name__ == "__main__":

@@ -18,24 +18,24 @@ import numpy as np
 from scipy.optimize import minimize
 
 N = 26
-I, J = np.triu_indices(N, 1)
-M = len(I)
+II, J = np.triu_indices(N, 1)
+M = len(II)
 
 
 def cons(z):
     x, y, r = z[:N], z[N:2 * N], z[2 * N:]
-    dx, dy, s = x[I] - x[J], y[I] - y[J], r[I] + r[J]
+    dx, dy, s = x[II] - x[J], y[II] - y[J], r[II] + r[J]
     return np.concatenate([dx * dx + dy * dy - s * s, x - r, 1 - x - r, y - r, 1 - y - r])
 
 
 def cons_jac(z):
     x, y, r = z[:N], z[N:2 * N], z[2 * N:]
-    dx, dy, s = x[I] - x[J], y[I] - y[J], r[I] + r[J]
+    dx, dy, s = x[II] - x[J], y[II] - y[J], r[II] + r[J]
     jm = np.zeros((M + 4 * N, 3 * N))
     k, a = np.arange(M), np.arange(N)
-    jm[k, I], jm[k, J] = 2 * dx, -2 * dx
-    jm[k, N + I], jm[k, N + J] = 2 * dy, -2 * dy
-    jm[k, 2 * N + I], jm[k, 2 * N + J] = -2 * s, -2 * s
+    jm[k, II], jm[k, J] = 2 * dx, -2 * dx
+    jm[k, N + II], jm[k, N + J] = 2 * dy, -2 * dy
+    jm[k, 2 * N + II], jm[k, 2 * N + J] = -2 * s, -2 * s
     jm[M + a, a], jm[M + a, 2 * N + a] = 1, -1
     jm[M + N + a, a], jm[M + N + a, 2 * N + a] = -1, -1
     jm[M + 2 * N + a, N + a], jm[M + 2 * N + a, 2 * N + a] = 1, -1
