@@ -56,6 +56,8 @@ def test_the_service_scores_the_candidate_and_keeps_the_best_attempt(tmp_path):
     assert [a.description for a in log] == ["the starter", "the real thing", "a regression"]
     assert [a.best.attempt for a in log] == [1, 2, 2]
     assert log[1].answer() == second and ScoringResult.model_validate_json(tp.best.read_text()) == log[1].best
+    # the package that earned the best attempt is kept, not the later regression
+    assert (tp.best_submission / "reproduce.sh").read_text() == SOLUTION
 
 
 @pytest.mark.slow

@@ -211,6 +211,11 @@ class TrialPaths:
         return self.scoring_service / "best.json"
 
     @property
+    def best_submission(self) -> Path:
+        """The package of the best attempt, as the service replayed it (a discovery run replays it at the end)."""
+        return self.scoring_service / "best_submission"
+
+    @property
     def session_refused(self) -> Path:
         return self.root / "session.refused"
 

@@ -32,7 +32,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from .io import atomic_write_json, remove_tree
+from .io import atomic_write_json, copy_tree, remove_tree
 from .paths import TrialPaths
 from .session_records import ScoringAttempt, ScoringResult, ServiceSummary
 from .task import Task
@@ -74,6 +74,7 @@ class ScoringService:
         started = time.monotonic()
         work = Path(tempfile.mkdtemp(prefix="workbench-scoring-"))
         os.chmod(work, 0o711)  # the session's sandbox user writes the snapshot into it
+        snapshot: Path | None = None
         try:
             sub = work / "submission"
             self.candidate(sub)  # taken inside the session's sandbox: an agent racing it reaches nothing private
@@ -93,15 +94,20 @@ class ScoringService:
                 fields["discovery"] = {k: scores.discovery.get(k) for k in ("metric", "valid", "message")}
             if "qa" in shown and scores.qa:
                 fields["qa"] = {k: scores.qa.get(k) for k in ("mcq_accuracy", "oeq_mean", "oeq_pending")}
+            snapshot = sub
         except Exception as exc:  # an evaluation that fails is reported to the agent and logged, never fatal
             log.warning("scoring service: attempt %d failed: %s", n, exc)
             fields = {"error": f"{type(exc).__name__}: {str(exc)[:500]}"}
+        try:
+            result = ScoringResult(attempt=n, evaluation_sec=round(time.monotonic() - started, 3), **fields)
+            sign = -1 if self.task.scoring == "discovery" and self.task.discovery_spec.direction == "minimize" else 1
+            if result.error is None and (self.best is None or _key(result, sign) > _key(self.best, sign)):
+                self.best = result
+                if snapshot is not None:  # the package that earned it, where no session can write
+                    remove_tree(self.trial.best_submission)
+                    copy_tree(snapshot, self.trial.best_submission, metadata=False)
         finally:
             remove_tree(work)
-        result = ScoringResult(attempt=n, evaluation_sec=round(time.monotonic() - started, 3), **fields)
-        sign = -1 if self.task.scoring == "discovery" and self.task.discovery_spec.direction == "minimize" else 1
-        if result.error is None and (self.best is None or _key(result, sign) > _key(self.best, sign)):
-            self.best = result
         attempt = ScoringAttempt(**result.model_dump(), at=datetime.now(UTC).isoformat(timespec="seconds"),
                                  description=description, best=self.best)
         self.attempts.append(attempt)

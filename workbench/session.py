@@ -52,18 +52,30 @@ def wants_scoring_service(task: Task, config: AgentConfig) -> bool:
     return bool(opt) if opt is not None else task.scoring in ("sota", "discovery")
 
 
-def run_session(task: Task, config: AgentConfig | dict[str, Any], trial_dir: Path, sandbox: str = "bwrap"
-                ) -> Delivery:
+def run_session(task: Task, config: AgentConfig | dict[str, Any], trial_dir: Path, sandbox: str = "bwrap",
+                *, view: TaskView | None = None, start: Path | None = None) -> Delivery:
+    """Run one agent session on ``task`` into ``trial_dir``'s session/.
+
+    Args:
+        task: the task; its starter is the working copy unless ``start`` is given.
+        config: the agent configuration.
+        trial_dir: the trial directory (session/ is written under it).
+        sandbox: ``bwrap`` or ``docker``.
+        view: what the agent is shown (default: the task's public contract); a discovery controller gives a
+            phase's goal and a read-only context.
+        start: the working copy to begin from instead of the starter (a discovery session's workspace).
+    """
     config = AgentConfig.model_validate(config)
     tp = TrialPaths(Path(trial_dir))
     agent = get_agent(config.agent, model=config.model, options=config.options)
     remove_tree(tp.session)
     tp.session.mkdir(parents=True)
-    if task.paths.starter.is_dir():
-        copy_tree(task.paths.starter, tp.submission)
+    first = start if start is not None else task.paths.starter
+    if first.is_dir():
+        copy_tree(first, tp.submission)
     else:
         tp.submission.mkdir()
-    view = TaskView.of(task)
+    view = view or TaskView.of(task)
     budget = budget_for(config, view)
     network = config.network or agent.default_network
     env, image = environment_for(task, sandbox)

@@ -27,6 +27,9 @@ class TaskView:
     timeout_sec: float
     cpus: int
     memory_mb: int
+    # read-only context beside the contract, at /home/task/context/ (a discovery run's ranked history and
+    # earlier rounds' workspaces): what the controller chose to show, never a sibling of the same round
+    context_dir: Path | None = None
 
     @classmethod
     def of(cls, task: Task) -> TaskView:

@@ -4,6 +4,7 @@ Layout inside the sandbox::
 
     /home/submission/        the working copy (read-write; starts as the starter submission)
     /home/task/instruction.md, /home/task/paper/   the public task (read-only)
+    /home/task/context/      what a controller shows besides it (a discovery run's history; read-only)
     <environment dir>        the task's environment (read-only, first on PATH)
     /tmp                     fresh for every call
 
@@ -81,6 +82,8 @@ class Workspace:
         (self.public / "instruction.md").write_text(view.instruction, encoding="utf-8")
         if view.paper_dir is not None:
             copy_tree(view.paper_dir, self.public / "paper")
+        if view.context_dir is not None:
+            copy_tree(view.context_dir, self.public / "context")
         self.logs.mkdir()
         self.box.prepare(self.work)
         self.box.prepare(self.public)
