@@ -34,6 +34,7 @@ from typing import Any
 
 from .io import atomic_write_json, copy_tree, remove_tree
 from .paths import TrialPaths
+from .sandbox.cpus import borrowing
 from .session_records import ScoringAttempt, ScoringResult, ServiceSummary
 from .task import Task
 
@@ -43,7 +44,7 @@ MAX_BODY = 64_000
 
 class ScoringService:
     def __init__(self, task: Task, candidate: Callable[[Path], None], trial: TrialPaths, *, pause=None,
-                 timeout: float | None = None, sandbox: str = "bwrap"):
+                 timeout: float | None = None, sandbox: str = "bwrap", owner: str | None = None):
         self.task = task
         self.candidate = candidate  # writes the agent's current package into a fresh directory (a snapshot)
         self.trial = trial  # the log goes to its session/scoring/
@@ -51,6 +52,7 @@ class ScoringService:
         self.pause = pause  # a context manager factory pausing the session clock
         self.timeout = timeout
         self.sandbox = sandbox  # the session's backend: attempts replay exactly as the final replay will
+        self.owner = owner  # the session's workspace: a CLI agent waiting on us lends its cores (sandbox.cpus)
         self.token = secrets.token_urlsafe(24)
         self.attempts: list[ScoringAttempt] = []
         self.best: ScoringResult | None = None
@@ -65,10 +67,18 @@ class ScoringService:
             with self.pause() if self.pause else contextlib.nullcontext():
                 return self._evaluate(description[:2000])
 
-    def _evaluate(self, description: str) -> ScoringAttempt:
+    def _replay_candidate(self, work: Path):
+        """The agent's current package, snapshotted, replayed and scored: (package, provenance, scores)."""
         from .replay import replay
-        from .scoring.modes import feedback_for
         from .scoring.trial import score_trial
+
+        sub = work / "submission"
+        self.candidate(sub)  # taken inside the session's sandbox: an agent racing it reaches nothing private
+        prov = replay(self.task, sub, work / "trial", timeout=self.timeout, sandbox=self.sandbox)
+        return sub, prov, score_trial(self.task, work / "trial")
+
+    def _evaluate(self, description: str) -> ScoringAttempt:
+        from .scoring.modes import feedback_for
 
         n = len(self.attempts) + 1
         started = time.monotonic()
@@ -76,10 +86,8 @@ class ScoringService:
         os.chmod(work, 0o711)  # the session's sandbox user writes the snapshot into it
         snapshot: Path | None = None
         try:
-            sub = work / "submission"
-            self.candidate(sub)  # taken inside the session's sandbox: an agent racing it reaches nothing private
-            prov = replay(self.task, sub, work / "trial", timeout=self.timeout, sandbox=self.sandbox)
-            scores = score_trial(self.task, work / "trial")
+            with borrowing(self.owner):
+                sub, prov, scores = self._replay_candidate(work)
             shown = feedback_for(self.task)
             fields: dict[str, Any] = {"replay": prov.status, "failure_reasons": prov.failure_reasons}
             if "R" in shown:

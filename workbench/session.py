@@ -86,7 +86,7 @@ def run_session(task: Task, config: AgentConfig | dict[str, Any], trial_dir: Pat
             from .scoring_server import ScoringService
 
             service = ScoringService(task, ws.snapshot, tp, pause=budget.paused,
-                                     timeout=task.config.replay.timeout_sec, sandbox=sandbox)
+                                     timeout=task.config.replay.timeout_sec, sandbox=sandbox, owner=ws.owner)
             ws.attach_scoring(service.start(), service.token)
         try:
             result = agent.run(view, ws, budget, trajectory, task if agent.privileged else None)

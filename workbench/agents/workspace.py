@@ -90,6 +90,7 @@ class Workspace:
         self.calls = 0
         self._session = None  # opened by the first call, with the environment as it is then
         self.scoring: tuple[str, str] | None = None  # (url, token) of the session's scoring service
+        self.owner = f"workspace-{os.getpid()}-{id(self)}"  # its sandboxes' cores, lent to its scoring service
 
     def attach_scoring(self, url: str, token: str) -> None:
         """Offer the hidden scoring service: to tool-calling agents as a tool, to CLI agents through
@@ -124,7 +125,7 @@ class Workspace:
         if self.prefixes and "PATH" in env:
             env["PATH"] = ":".join([*(f"{p}/bin" for p in self.prefixes), env["PATH"]])
         return SandboxSpec(mounts=mounts, workdir=HOME, limits=limits, env=env, network=self.network, image=self.image,
-                           endpoint=self.endpoint)
+                           endpoint=self.endpoint, owner=self.owner)
 
     def run(self, command: str, timeout: float, stdin: bytes | None = None, limit: int | None = None
             ) -> CommandResult:

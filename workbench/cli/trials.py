@@ -1,5 +1,5 @@
-"""The verbs that make trials: `replay`, `score`, `run`, `demo`, `tour`, `batch`, and `trajectory` (a trial's
-agent session in another format)."""
+"""The verbs that make trials: `replay`, `score`, `run`, `demo`, `tour`, `batch`, `discover` (a discovery run
+of sessions), and `trajectory` (a trial's agent session in another format)."""
 
 from __future__ import annotations
 
@@ -210,6 +210,53 @@ def batch_cmd(
     if res.interrupted:
         echo_err(f"interrupted: continue with `workbench batch {matrix} --out {out} --resume`")
         raise typer.Exit(130)
+
+
+@app.command("discover")
+def discover_cmd(
+    task_dir: Path = TASK_DIR,
+    agent: str = typer.Option(..., "--agent", help="The sessions' agent: openai, cli, ..."),
+    out: Path = typer.Option(..., "--out", resolve_path=True, help="Run directory (an existing run resumes)."),
+    model: str | None = typer.Option(None, "--model", help="Model name passed to the agent."),
+    option: list[str] = typer.Option([], "--option", "-o", help="Agent option KEY=VALUE (VALUE may be JSON)."),
+    propose_agent: str | None = typer.Option(None, "--propose-agent", help="The propose sessions' agent."),
+    propose_model: str | None = typer.Option(None, "--propose-model", help="The propose sessions' model."),
+    rounds: int = typer.Option(3, "--rounds", min=1, help="R: propose -> implement rounds."),
+    parallel: int = typer.Option(2, "--parallel", min=1, help="K: implement sessions per round, in parallel."),
+    prepare_min: float = typer.Option(10.0, "--prepare-min", help="Minutes for the prepare session."),
+    propose_min: float = typer.Option(10.0, "--propose-min", help="Minutes for each propose session."),
+    implement_min: float = typer.Option(30.0, "--implement-min", help="Minutes for each implement session."),
+    cost_limit: float | None = typer.Option(None, "--cost-limit", help="USD across all sessions; the run stops there."),
+    sandbox: str = typer.Option("bwrap", "--sandbox", help=SANDBOX_HELP, callback=sandbox_name),
+):
+    """EurekAgent's loop on a discovery task: prepare, then (propose, K parallel implement) x R, each a sandboxed
+    session with the hidden scoring service; the ranked history after every round; the best replayed at the end."""
+    from ..discovery import discover
+    from ..discovery.records import Limits
+    from ..matrix import AgentConfig
+
+    opts = key_values(option)
+    config = AgentConfig(name=agent, agent=agent, model=model, options=opts)
+    proposer = AgentConfig(name=propose_agent, agent=propose_agent, model=propose_model or model, options=opts) \
+        if propose_agent else None
+    limits = Limits(prepare_sec=prepare_min * 60, propose_sec=propose_min * 60, implement_sec=implement_min * 60,
+                    cost_usd=cost_limit)
+    try:
+        state = discover(task_dir, config, out, rounds=rounds, parallel=parallel, propose_agent=proposer,
+                         limits=limits, sandbox=sandbox, say=echo_err)
+    except KeyboardInterrupt:
+        echo_err(f"interrupted: {out}/discovery.json keeps the run's state; the same command resumes it")
+        raise typer.Exit(130) from None
+    final = state.final or {}
+    typer.echo(f"run: {out}")
+    typer.echo(f"history: {out / 'history.md'}")
+    if final.get("status") == "scored":
+        typer.echo(f"best: {final['session']}, replayed: {final['metric']} (valid {final['valid']}, "
+                   f"R = {final['R']:.4f}): {final['trial']}")
+    else:
+        typer.echo(f"best: {final.get('status', 'none')}")
+    if state.stopped:
+        typer.echo(f"stopped: {state.stopped}")
 
 
 @app.command("trajectory")

@@ -73,6 +73,9 @@ class SandboxSpec:
     # this sandbox's own processes afterwards, never every process of the uid
     shared_uid: bool = False
     record: bool = False  # record what runs (sandbox.recorder): the replay's execution receipts
+    # whose cores these are (a session's workspace): a thread working for that owner while it waits
+    # (its scoring service) may run on them (sandbox.cpus.borrowing)
+    owner: str | None = None
 
 
 @dataclass

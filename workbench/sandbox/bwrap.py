@@ -223,7 +223,7 @@ class BwrapSandbox:
             raise WorkbenchError(f"bwrap sandbox unavailable: {why}")
         self.check_mounts(spec)
         queued = time.monotonic()
-        with reserve_cpus(spec.limits.cpus) as cores:
+        with reserve_cpus(spec.limits.cpus, spec.owner) as cores:
             queued_sec = time.monotonic() - queued
             if queued_sec > 1:
                 log.info("waited %.1f s for %d free core(s)", queued_sec, len(cores))

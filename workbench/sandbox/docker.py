@@ -157,7 +157,7 @@ class DockerSandbox:
         if not self._local():
             return self._run(argv, spec, stdout, stderr, stdin, [])
         queued = time.monotonic()
-        with reserve_cpus(spec.limits.cpus) as cores:  # exclusive cores, shared with bwrap's sandboxes
+        with reserve_cpus(spec.limits.cpus, spec.owner) as cores:  # exclusive cores, shared with bwrap's
             queued_sec = time.monotonic() - queued
             result = self._run(argv, spec, stdout, stderr, stdin, cores)
         result.queued_sec, result.cores = round(queued_sec, 3), cores
