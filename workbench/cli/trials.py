@@ -221,11 +221,13 @@ def discover_cmd(
     option: list[str] = typer.Option([], "--option", "-o", help="Agent option KEY=VALUE (VALUE may be JSON)."),
     propose_agent: str | None = typer.Option(None, "--propose-agent", help="The propose sessions' agent."),
     propose_model: str | None = typer.Option(None, "--propose-model", help="The propose sessions' model."),
-    rounds: int = typer.Option(3, "--rounds", min=1, help="R: propose -> implement rounds."),
+    rounds: int | None = typer.Option(None, "--rounds", min=1,
+                                      help="R: propose -> implement rounds (default 3; more extend a resumed run)."),
     parallel: int = typer.Option(2, "--parallel", min=1, help="K: implement sessions per round, in parallel."),
-    prepare_min: float = typer.Option(10.0, "--prepare-min", help="Minutes for the prepare session."),
-    propose_min: float = typer.Option(10.0, "--propose-min", help="Minutes for each propose session."),
-    implement_min: float = typer.Option(30.0, "--implement-min", help="Minutes for each implement session."),
+    prepare_min: float | None = typer.Option(None, "--prepare-min", help="Minutes for the prepare session [10]."),
+    propose_min: float | None = typer.Option(None, "--propose-min", help="Minutes for each propose session [10]."),
+    implement_min: float | None = typer.Option(None, "--implement-min",
+                                               help="Minutes for each implement session [30]."),
     cost_limit: float | None = typer.Option(None, "--cost-limit", help="USD across all sessions; the run stops there."),
     sandbox: str = typer.Option("bwrap", "--sandbox", help=SANDBOX_HELP, callback=sandbox_name),
 ):
@@ -239,8 +241,10 @@ def discover_cmd(
     config = AgentConfig(name=agent, agent=agent, model=model, options=opts)
     proposer = AgentConfig(name=propose_agent, agent=propose_agent, model=propose_model or model, options=opts) \
         if propose_agent else None
-    limits = Limits(prepare_sec=prepare_min * 60, propose_sec=propose_min * 60, implement_sec=implement_min * 60,
-                    cost_usd=cost_limit)
+    given = {"prepare_sec": prepare_min and prepare_min * 60, "propose_sec": propose_min and propose_min * 60,
+             "implement_sec": implement_min and implement_min * 60, "cost_usd": cost_limit}
+    # only what is given: a resumed run keeps its own limits otherwise (--implement-min 60 extends that phase)
+    limits = Limits(**{k: v for k, v in given.items() if v is not None})
     try:
         state = discover(task_dir, config, out, rounds=rounds, parallel=parallel, propose_agent=proposer,
                          limits=limits, sandbox=sandbox, say=echo_err)

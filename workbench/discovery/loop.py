@@ -27,6 +27,7 @@ import os
 import stat
 import subprocess
 import tempfile
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -101,11 +102,13 @@ class Controller:
     def __init__(self, task: Task, state: DiscoveryState, out: Path, say: Callable[[str], None]):
         self.task, self.state, self.out, self.say = task, state, out, say
         self.spec = task.discovery_spec
+        self._lock = threading.Lock()  # parallel sessions save the one state file
 
     # --- files -----------------------------------------------------------------------------------
 
     def save(self) -> None:
-        atomic_write_json(self.out / "discovery.json", self.state.model_dump())
+        with self._lock:
+            atomic_write_json(self.out / "discovery.json", self.state.model_dump())
 
     def trial(self, rec: SessionRecord) -> TrialPaths:
         return TrialPaths(self.out / "sessions" / rec.id)
@@ -299,7 +302,7 @@ class Controller:
                  f"(valid {d.get('valid')}, R = {scores.R:.4f}); published {self.spec.published.value:g}")
 
 
-def discover(task_dir: Path | str, agent: AgentConfig, out: Path | str, *, rounds: int = 3, parallel: int = 2,
+def discover(task_dir: Path | str, agent: AgentConfig, out: Path | str, *, rounds: int | None = None, parallel: int = 2,
              propose_agent: AgentConfig | None = None, limits: Limits | None = None, sandbox: str = "bwrap",
              say: Callable[[str], None] = print) -> DiscoveryState:
     """Run (or resume) a discovery run of ``task_dir`` in ``out``.
@@ -308,10 +311,12 @@ def discover(task_dir: Path | str, agent: AgentConfig, out: Path | str, *, round
         task_dir: a ``scoring = "discovery"`` task.
         agent: the configuration every prepare and implement session runs.
         out: the run directory; if it holds a run, that run resumes (same task, same settings).
-        rounds: R, the propose → implement rounds.
+        rounds: R, the propose → implement rounds (default 3; on a resumed run, more rounds than it was started
+            with are added to it, and None keeps its own).
         parallel: K, implement sessions per round (in parallel).
         propose_agent: the propose sessions' configuration (default ``agent``).
-        limits: time per phase's sessions and cost across sessions.
+        limits: time per phase's sessions and cost across sessions; on a resumed run only the fields given
+            explicitly change.
         sandbox: ``bwrap`` or ``docker``.
         say: where progress lines go.
     """
@@ -334,11 +339,15 @@ def discover(task_dir: Path | str, agent: AgentConfig, out: Path | str, *, round
             state = DiscoveryState.model_validate_json(path.read_text(encoding="utf-8"))
             if Path(state.task).resolve() != task.root.resolve():
                 raise WorkbenchError(f"{out}: holds a run of {state.task}, not {task.root}")
-            if limits is not None:
-                state.limits = limits
+            if limits is not None:  # what was given explicitly changes (--implement-min 60 extends that phase)
+                state.limits = state.limits.model_copy(update={k: getattr(limits, k) for k in limits.model_fields_set})
+            if rounds is not None and rounds > state.rounds:
+                state.sessions += [s for s in _plan(rounds, state.parallel) if state.session(s.id) is None]
+                state.rounds = rounds
             say(f"resuming {out}: {sum(s.status == 'done' for s in state.sessions)} of {len(state.sessions)} "
                 f"sessions done")
         else:
+            rounds = rounds or 3
             state = DiscoveryState(task=str(task.root), agent=agent, propose_agent=propose_agent or agent,
                                    rounds=rounds, parallel=parallel, limits=limits or Limits(), sandbox=sandbox,
                                    sessions=_plan(rounds, parallel))

@@ -1,0 +1,127 @@
+"""`workbench discover` on circle packing, driven by real programs run as CLI agents in the session sandbox:
+a scripted hill-climber (tests/fixtures/discovery/bin/hillclimb) for a whole run, a killed run resumed, and
+an attacker (bin/attacker) that looks for what a session must not reach."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.conftest import REPO, run_cli
+from workbench.discovery import discover
+from workbench.discovery.records import DiscoveryState, Limits, RankedHistory
+from workbench.matrix import AgentConfig
+from workbench.task import load_task
+
+pytestmark = pytest.mark.slow
+
+TASK = REPO / "tasks" / "circle-packing-26"
+BIN = REPO / "tests" / "fixtures" / "discovery"
+HILLCLIMB = AgentConfig(name="hillclimb", agent="cli", options={"command": "hillclimb", "prefix": str(BIN)})
+LIMITS = Limits(prepare_sec=120, propose_sec=120, implement_sec=120)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def environment():
+    from workbench.env import install_env
+
+    install_env(load_task(TASK))  # numpy and scipy, which the hill-climber uses in the sandbox
+
+
+def git_log(repo) -> list[str]:
+    return subprocess.run(["git", "-C", str(repo), "log", "--format=%s"], capture_output=True, text=True,
+                          check=True).stdout.splitlines()
+
+
+def test_three_rounds_of_two_sessions_find_rank_and_replay_a_packing_above_2_6(tmp_path):
+    out, said = tmp_path / "run", []
+    state = discover(TASK, HILLCLIMB, out, rounds=3, parallel=2, limits=LIMITS, say=said.append)
+    assert [s.status for s in state.sessions] == ["done"] * 10 and state.stopped is None  # 1 + 3 x (1 + 2)
+    history = RankedHistory.model_validate_json((out / "history.json").read_text())
+    metrics = [e.metric for e in history.entries]
+    assert metrics == sorted(metrics, reverse=True) and metrics[0] >= 2.6 and history.submitted >= len(metrics)
+    assert "| 1 | " in (out / "history.md").read_text()
+    # the best, replayed cleanly from the package that earned it, scores what the session was told
+    final = state.final
+    assert final["replay"] == "succeeded" and final["valid"] and final["metric"] == pytest.approx(metrics[0])
+    assert final["R"] == 1.0 and final["session"] == history.entries[0].session
+    scores = json.loads((out / "final" / "scores.json").read_text())
+    assert scores["discovery"]["metric"] == final["metric"] and scores["scoring"] == "discovery"
+    # each implement session's workspace is a git history: the controller's start, then the agent's versions
+    for s in (s for s in state.sessions if s.phase == "implement"):
+        log = git_log(out / "sessions" / s.id / "session" / "submission")
+        assert log[-1].startswith("start: perturb and polish"), log
+        assert len(log) >= 2 or s.best_metric is None or s.round > 1, (s.id, log)
+    # same-round isolation: a round's context holds earlier rounds' workspaces only
+    for r in (1, 2, 3):
+        shown = {p.name for p in (out / "context" / f"r{r}" / "workspaces").glob("*")}
+        assert all(int(name[1:].split("-")[0]) < r for name in shown), (r, shown)
+        assert (r == 1) == (not shown)
+    assert any(line.startswith("final: ") for line in said)
+
+
+def test_a_killed_run_resumes_without_rerunning_a_finished_session(tmp_path):
+    out = tmp_path / "run"
+    cmd = [sys.executable, "-m", "workbench", "discover", str(TASK), "--agent", "cli", "-o", "command=hillclimb",
+           "-o", f"prefix={BIN}", "--rounds", "1", "--parallel", "2", "--prepare-min", "2", "--propose-min", "2",
+           "--implement-min", "2", "--out", str(out)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:  # mid-round: an implement session running, none finished
+        state = out / "discovery.json"
+        implement = [s["status"] for s in json.loads(state.read_text())["sessions"]
+                     if s["phase"] == "implement"] if state.is_file() else []
+        if "running" in implement and "done" not in implement:
+            break
+        time.sleep(0.2)
+    time.sleep(3)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    before = DiscoveryState.model_validate_json((out / "discovery.json").read_text())
+    assert [s.status for s in before.sessions][:2] == ["done", "done"]
+    assert {s.status for s in before.sessions[2:]} <= {"running", "pending"} and "running" in {
+        s.status for s in before.sessions[2:]}
+    kept = {s: (out / "sessions" / s / "session" / "delivery.json").stat().st_mtime_ns
+            for s in ("prepare", "r1-propose")}
+    said = []
+    state = discover(TASK, HILLCLIMB, out, rounds=1, parallel=2, say=said.append)
+    assert said[0] == f"resuming {out}: 2 of 4 sessions done"
+    assert not any(line.startswith(("prepare:", "r1-propose:")) for line in said)  # not run again
+    assert {s: (out / "sessions" / s / "session" / "delivery.json").stat().st_mtime_ns for s in kept} == kept
+    assert [s.status for s in state.sessions] == ["done"] * 4 and state.final["valid"]
+    assert state.limits.implement_sec == 120  # the budget the run was started with
+
+
+def test_a_session_cannot_reach_a_sibling_the_evaluator_or_the_controllers_records(tmp_path):
+    out = tmp_path / "run"
+    attacker = AgentConfig(name="attacker", agent="cli", options={"command": "attacker", "prefix": str(BIN)})
+    state = discover(TASK, attacker, out, rounds=1, parallel=2, limits=LIMITS, say=lambda _: None)
+    for sid in ("r1-i1", "r1-i2"):
+        findings = (out / "sessions" / sid / "session" / "submission" / "findings.txt").read_text()
+        assert "siblings: \n" in findings and "evaluators: \n" in findings, findings
+        assert "context: read-only" in findings
+    history = RankedHistory.model_validate_json((out / "history.json").read_text())
+    assert history.entries == [] and history.submitted == 2  # two NaN submissions, both invalid
+    attempts = [json.loads(x) for x in (out / "sessions" / "r1-i1" / "session" / "scoring" / "attempts.jsonl")
+                .read_text().splitlines()]
+    assert attempts[0]["discovery"]["valid"] is False and "finite" in attempts[0]["discovery"]["message"]
+    assert state.final == {"status": "no valid submission"}
+
+
+def test_the_cost_limit_stops_a_run_in_one_line_with_every_workspace_kept(tmp_path):
+    out = tmp_path / "run"
+    state = discover(TASK, HILLCLIMB, out, rounds=1, parallel=2, limits=LIMITS, say=lambda _: None)
+    state.sessions[0].cost_usd = 0.5  # as a priced agent would have reported it
+    (out / "discovery.json").write_text(state.model_dump_json())
+    again = run_cli("discover", str(TASK), "--agent", "cli", "-o", "command=hillclimb", "-o", f"prefix={BIN}",
+                    "--rounds", "2", "--parallel", "2", "--cost-limit", "0.5", "--out", str(out))
+    assert again.returncode == 0, again.stderr
+    assert "stopped: the cost limit was reached: $0.5000 of $0.5000 across sessions; every workspace is kept" \
+        in again.stdout
+    assert all((out / "sessions" / s / "session" / "submission").is_dir() for s in ("r1-i1", "r1-i2"))
