@@ -125,3 +125,30 @@ def test_the_cost_limit_stops_a_run_in_one_line_with_every_workspace_kept(tmp_pa
     assert "stopped: the cost limit was reached: $0.5000 of $0.5000 across sessions; every workspace is kept" \
         in again.stdout
     assert all((out / "sessions" / s / "session" / "submission").is_dir() for s in ("r1-i1", "r1-i2"))
+
+
+def test_a_workspace_is_seeded_from_the_best_package_without_any_repository_a_session_made(tmp_path):
+    """git reads commands from a repository's own configuration (core.fsmonitor, hooks): the controller runs
+    git only on a repository it made, so every .git of the best package, at any depth, is left behind."""
+    from workbench.discovery.loop import Controller, _plan
+    from workbench.discovery.records import SessionRecord
+
+    task = load_task(TASK)
+    state = DiscoveryState(task=str(TASK), agent=HILLCLIMB, propose_agent=HILLCLIMB, rounds=1, parallel=1,
+                           sessions=_plan(1, 1))
+    ctl = Controller(task, state, tmp_path / "run", lambda _: None)
+    rec = state.session("r1-i1")
+    tp = ctl.trial(rec)
+    pwned = tmp_path / "pwned"
+    for repo in (tp.best_submission / ".git", tp.best_submission / "src" / ".git"):
+        (repo / "hooks").mkdir(parents=True)
+        (repo / "config").write_text(f"[core]\n\tfsmonitor = touch {pwned}\n\thooksPath = hooks\n")
+        (repo / "hooks" / "pre-commit").write_text(f"#!/bin/sh\ntouch {pwned}\n")
+        (repo / "hooks" / "pre-commit").chmod(0o755)
+    (tp.best_submission / "reproduce.sh").write_text("echo best\n")
+    tp.attempts.write_text('{"attempt": 1, "at": "", "discovery": {"metric": 2.5, "valid": true}, '
+                           '"best": {"attempt": 1}}\n')
+    start = ctl.workspace(SessionRecord(id="r2-i1", phase="implement", round=2, index=1),
+                          {"title": "t", "description": "d"})
+    assert (start / "reproduce.sh").read_text() == "echo best\n" and not pwned.exists()
+    assert not (start / "src" / ".git").exists() and git_log(start) == ["start: t"]

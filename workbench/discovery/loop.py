@@ -188,12 +188,15 @@ class Controller:
         return base.model_copy(update=update)
 
     def workspace(self, rec: SessionRecord, hypothesis: dict[str, str]) -> Path:
-        """An implement session's starting copy: the best package so far (never its .git), the hypothesis, a
-        fresh repository with one commit."""
+        """An implement session's starting copy: the best package so far (without any .git, at any depth: a
+        nested repository's configuration could make git run a command), the hypothesis, a fresh repository
+        with one commit."""
         start = self.out / "workspaces" / rec.id
         remove_tree(start)
         seed = self.best_package() or self.task.paths.starter
-        copy_tree(seed, start, skip_top=[".git"], metadata=False)
+        copy_tree(seed, start, metadata=False)
+        for git_dir in sorted(start.rglob(".git"), key=lambda p: -len(p.parts)):  # any depth: git reads them
+            remove_tree(git_dir) if git_dir.is_dir() and not git_dir.is_symlink() else git_dir.unlink()
         (start / HYPOTHESIS).write_text(f"# {hypothesis['title']}\n\n{hypothesis['description']}\n", encoding="utf-8")
         _git(start, "init", "-q")
         _git(start, "add", "-A")
