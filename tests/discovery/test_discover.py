@@ -152,3 +152,27 @@ def test_a_workspace_is_seeded_from_the_best_package_without_any_repository_a_se
                           {"title": "t", "description": "d"})
     assert (start / "reproduce.sh").read_text() == "echo best\n" and not pwned.exists()
     assert not (start / "src" / ".git").exists() and git_log(start) == ["start: t"]
+
+
+@pytest.mark.model
+def test_a_run_with_the_real_local_model_ends_within_its_budgets(tmp_path, model_server):
+    """Gemma 3 270M (a base model) as every session's agent: whatever it says, every session ends within its
+    turns and time, nothing crashes, and the run still ends with its history and a final verdict."""
+    from tests.model_server import MODEL_NAME
+
+    gemma = AgentConfig(name="gemma", agent="openai", model=MODEL_NAME, max_turns=3,
+                        options={"base_url": model_server, "max_attempts": 2,
+                                 "request": {"max_tokens": 96, "temperature": 0}})
+    said = []
+    state = discover(TASK, gemma, tmp_path / "run", rounds=1, parallel=1, limits=LIMITS, say=said.append)
+    for s in state.sessions:  # ended: by the agent, or by an endpoint fault recorded as the session's failure
+        assert s.status in ("done", "failed"), s
+        if s.status == "failed":
+            assert s.error.startswith("ModelEndpointError: model endpoint"), s
+            continue
+        usage = json.loads((tmp_path / "run" / "sessions" / s.id / "session" / "usage.json").read_text())
+        assert s.agent_status in ("completed", "budget_exhausted", "timeout", "refused", "agent_error"), s
+        assert usage["turns"] <= 3 and s.wall_sec <= LIMITS.for_phase(s.phase) + 5
+    assert sum(s.status == "done" for s in state.sessions) >= 2  # the prepare and propose prompts fit
+    assert (tmp_path / "run" / "history.json").is_file() and state.final is not None
+    assert any(line.startswith(("final: ", "round 1: ")) for line in said)
