@@ -211,6 +211,11 @@ class TrialPaths:
         return self.scoring_service / "best.json"
 
     @property
+    def inbox(self) -> Path:
+        """Messages from a person to the running session (``workbench discover-message``), one JSON per line."""
+        return self.session / "inbox.jsonl"
+
+    @property
     def best_submission(self) -> Path:
         """The package of the best attempt, as the service replayed it (a discovery run replays it at the end)."""
         return self.scoring_service / "best_submission"

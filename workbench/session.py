@@ -82,6 +82,7 @@ def run_session(task: Task, config: AgentConfig | dict[str, Any], trial_dir: Pat
     trajectory = Trajectory(tp.trajectory, budget)
     service = None
     with Workspace(view, tp.submission, env_dir=env["dir"], network=network, sandbox=sandbox, image=image) as ws:
+        ws.inbox = tp.inbox
         if wants_scoring_service(task, config):
             from .scoring_server import ScoringService
 

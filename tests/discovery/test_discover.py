@@ -16,6 +16,7 @@ import pytest
 from tests.conftest import REPO, run_cli
 from workbench.discovery import discover
 from workbench.discovery.records import DiscoveryState, Limits, RankedHistory
+from workbench.errors import WorkbenchError
 from workbench.matrix import AgentConfig
 from workbench.task import load_task
 
@@ -163,16 +164,53 @@ def test_a_run_with_the_real_local_model_ends_within_its_budgets(tmp_path, model
     gemma = AgentConfig(name="gemma", agent="openai", model=MODEL_NAME, max_turns=3,
                         options={"base_url": model_server, "max_attempts": 2,
                                  "request": {"max_tokens": 96, "temperature": 0}})
-    said = []
-    state = discover(TASK, gemma, tmp_path / "run", rounds=1, parallel=1, limits=LIMITS, say=said.append)
+    import threading
+
+    from workbench.discovery import send_message
+
+    said, out, result = [], tmp_path / "run", {}
+    run = threading.Thread(target=lambda: result.update(state=discover(TASK, gemma, out, rounds=1, parallel=1,
+                                                                       limits=LIMITS, say=said.append)))
+    run.start()
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (out / "sessions" / "prepare" / "session" / "trajectory.jsonl").is_file():
+        time.sleep(0.05)  # the prepare session is running: a person writes to it
+    send_message(out, "prepare", "Start from a hexagonal arrangement.")
+    run.join()
+    state = result["state"]
+    steps = [json.loads(x) for x in (out / "sessions" / "prepare" / "session" / "trajectory.jsonl").read_text()
+             .splitlines()]
+    assert any(r.get("kind") == "human_message" and "hexagonal" in r["message"] for r in steps)
+    with pytest.raises(WorkbenchError, match="session prepare is done, not running"):
+        send_message(out, "prepare", "too late")
     for s in state.sessions:  # ended: by the agent, or by an endpoint fault recorded as the session's failure
         assert s.status in ("done", "failed"), s
         if s.status == "failed":
             assert s.error.startswith("ModelEndpointError: model endpoint"), s
             continue
-        usage = json.loads((tmp_path / "run" / "sessions" / s.id / "session" / "usage.json").read_text())
+        usage = json.loads((out / "sessions" / s.id / "session" / "usage.json").read_text())
         assert s.agent_status in ("completed", "budget_exhausted", "timeout", "refused", "agent_error"), s
         assert usage["turns"] <= 3 and s.wall_sec <= LIMITS.for_phase(s.phase) + 5
     assert sum(s.status == "done" for s in state.sessions) >= 2  # the prepare and propose prompts fit
-    assert (tmp_path / "run" / "history.json").is_file() and state.final is not None
+    assert (out / "history.json").is_file() and state.final is not None
     assert any(line.startswith(("final: ", "round 1: ")) for line in said)
+
+
+def test_a_message_goes_only_to_a_running_session_of_an_agent_that_reads_messages(tmp_path):
+    from workbench.discovery import send_message
+    from workbench.discovery.loop import _plan
+
+    out = tmp_path / "run"
+    out.mkdir()
+    state = DiscoveryState(task=str(TASK), agent=HILLCLIMB, propose_agent=HILLCLIMB, rounds=1, parallel=1,
+                           sessions=_plan(1, 1))
+    state.sessions[1].status = "running"
+    (out / "discovery.json").write_text(state.model_dump_json())
+    with pytest.raises(WorkbenchError, match="no session 'r9-i1'; there is: prepare, r1-propose, r1-i1"):
+        send_message(out, "r9-i1", "hello")
+    with pytest.raises(WorkbenchError, match="session prepare is pending, not running"):
+        send_message(out, "prepare", "hello")
+    with pytest.raises(WorkbenchError, match="runs the cli agent, which reads no messages"):
+        send_message(out, "r1-propose", "hello")
+    proc = run_cli("discover-message", str(tmp_path / "none"), "prepare", "hello")
+    assert proc.returncode != 0 and proc.stderr.strip().endswith("no discovery run here (no discovery.json)")

@@ -142,6 +142,10 @@ class OpenAIAgent(BaseAgent):
             exhausted = usage.over(budget)
             if exhausted:
                 return AgentResult("budget_exhausted", exhausted, usage)
+            for text in workspace.new_messages():  # a person's message reaches the agent on its next turn
+                note = f"Message from the person overseeing this session: {text}"
+                messages.append({"role": "user", "content": note})
+                trajectory.record("user", note, kind="human_message")
             if not warned and left <= budget.warn_at():
                 warned = True
                 note = (f"Deadline warning: about {left / 60:.1f} minutes remain. Finish your deliverables now: "

@@ -26,6 +26,7 @@ the same user, which sees nothing but the working copy: whatever it follows, it 
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import shlex
@@ -91,6 +92,22 @@ class Workspace:
         self._session = None  # opened by the first call, with the environment as it is then
         self.scoring: tuple[str, str] | None = None  # (url, token) of the session's scoring service
         self.owner = f"workspace-{os.getpid()}-{id(self)}"  # its sandboxes' cores, lent to its scoring service
+        self.inbox: Path | None = None  # messages from a person, outside the sandbox (TrialPaths.inbox)
+        self._read_messages = 0
+
+    def new_messages(self) -> list[str]:
+        """Messages a person sent to this session since the last call (a discovery run's human in the loop)."""
+        if self.inbox is None or not self.inbox.is_file():
+            return []
+        lines = self.inbox.read_text(encoding="utf-8", errors="replace").splitlines()
+        new, self._read_messages = lines[self._read_messages:], len(lines)
+        out = []
+        for line in new:
+            try:
+                out.append(str(json.loads(line)["text"]))
+            except (ValueError, KeyError, TypeError):
+                continue
+        return out
 
     def attach_scoring(self, url: str, token: str) -> None:
         """Offer the hidden scoring service: to tool-calling agents as a tool, to CLI agents through

@@ -263,6 +263,18 @@ def discover_cmd(
         typer.echo(f"stopped: {state.stopped}")
 
 
+@app.command("discover-message")
+def discover_message_cmd(out: Path = typer.Argument(..., help="The discovery run directory."),
+                         session: str = typer.Argument(..., help="A running session's id (r1-i2, ...)."),
+                         text: str = typer.Argument(..., help="The message.")):
+    """Send a message to a running session of a discovery run: the agent reads it on its next turn and the
+    trajectory records it."""
+    from ..discovery import send_message
+
+    inbox = send_message(out, session, text)
+    typer.echo(f"sent to {session}: {inbox}")
+
+
 @app.command("trajectory")
 def trajectory_cmd(trial: Path = TRIAL, fmt: str = typer.Option("atif", "--format", help="atif (Harbor ATIF v1.8)."),
                    out: Path | None = typer.Option(None, "--out", resolve_path=True,

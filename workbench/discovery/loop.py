@@ -363,3 +363,33 @@ def discover(task_dir: Path | str, agent: AgentConfig, out: Path | str, *, round
         return state
     finally:
         lock.close()
+
+
+def send_message(out: Path | str, session_id: str, text: str) -> Path:
+    """A person's message to a running session of a discovery run; it reaches the agent on its next turn and is
+    recorded in the trajectory (the openai agent). Returns the session's inbox.
+
+    Raises :class:`WorkbenchError` (one line) when there is no such run or session, it is not running, or its
+    agent cannot take messages (a CLI agent runs one command and reads none).
+    """
+    from datetime import UTC, datetime
+
+    out = Path(out)
+    path = out / "discovery.json"
+    if not path.is_file():
+        raise WorkbenchError(f"{out}: no discovery run here (no discovery.json)")
+    state = DiscoveryState.model_validate_json(path.read_text(encoding="utf-8"))
+    rec = state.session(session_id)
+    if rec is None:
+        raise WorkbenchError(f"{out}: no session {session_id!r}; there is: {', '.join(s.id for s in state.sessions)}")
+    if rec.status != "running":
+        raise WorkbenchError(f"session {session_id} is {rec.status}, not running; a message reaches a running session")
+    agent = state.propose_agent if rec.phase == "propose" else state.agent
+    if agent.agent != "openai":
+        raise WorkbenchError(f"session {session_id} runs the {agent.agent} agent, which reads no messages while it "
+                             "runs (the openai agent reads them on its next turn)")
+    inbox = TrialPaths(out / "sessions" / session_id).inbox
+    with open(inbox, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps({"at": datetime.now(UTC).isoformat(timespec="seconds"), "text": text[:4000]}) + "\n")
+    return inbox
+
