@@ -40,9 +40,16 @@ def git_log(repo) -> list[str]:
                           check=True).stdout.splitlines()
 
 
-def test_three_rounds_of_two_sessions_find_rank_and_replay_a_packing_above_2_6(tmp_path):
-    out, said = tmp_path / "run", []
+@pytest.fixture(scope="module")
+def three_rounds(tmp_path_factory):
+    """One run of 3 rounds x 2 implement sessions of the hill-climber: (run directory, state, progress lines)."""
+    out, said = tmp_path_factory.mktemp("discovery") / "run", []
     state = discover(TASK, HILLCLIMB, out, rounds=3, parallel=2, limits=LIMITS, say=said.append)
+    return out, state, said
+
+
+def test_three_rounds_of_two_sessions_find_rank_and_replay_a_packing_above_2_6(three_rounds):
+    out, state, said = three_rounds
     assert [s.status for s in state.sessions] == ["done"] * 10 and state.stopped is None  # 1 + 3 x (1 + 2)
     history = RankedHistory.model_validate_json((out / "history.json").read_text())
     metrics = [e.metric for e in history.entries]
@@ -214,3 +221,29 @@ def test_a_message_goes_only_to_a_running_session_of_an_agent_that_reads_message
         send_message(out, "r1-propose", "hello")
     proc = run_cli("discover-message", str(tmp_path / "none"), "prepare", "hello")
     assert proc.returncode != 0 and proc.stderr.strip().endswith("no discovery run here (no discovery.json)")
+
+
+@pytest.mark.browser
+def test_the_run_page_shows_the_sessions_and_the_score_over_time(three_rounds, browser):
+    from tests.conftest import ARTIFACTS
+    from workbench.view.server import ViewServer
+
+    out, state, _ = three_rounds
+    server = ViewServer(out.parent, poll_seconds=1)
+    server.start()
+    try:
+        page = browser.new_page(viewport={"width": 1200, "height": 1000})
+        requested: list[str] = []
+        page.on("request", lambda r: requested.append(r.url))
+        page.goto(server.url)
+        page.locator("section.discovery-runs a", has_text="run").click()
+        page.wait_for_selector("svg.chart polyline")
+        assert page.locator("tr.session").count() == 10
+        best = state.final["metric"]
+        assert f"{best:.10g}" in page.locator("svg.chart").inner_html()  # the global best, in its tooltip
+        assert page.locator("svg.chart circle[r='7']").count() >= 1  # a round's best
+        assert "Final: " in page.locator("p.final").inner_text() and "valid True" in page.inner_text("p.final")
+        page.screenshot(path=str(ARTIFACTS / "view_discovery.png"), full_page=True)
+        assert requested and all(u.startswith(server.base) for u in requested), requested  # offline
+    finally:
+        server.stop()

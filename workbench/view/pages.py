@@ -70,7 +70,10 @@ def runs_fragment(runs: list[dict[str, Any]], root: Path) -> str:
 
 
 def runs_page(runs: list[dict[str, Any]], root: Path, poll_seconds: float) -> str:
-    body = (f"<h1>Runs in {e(root)}</h1><div id='runs' data-poll='/fragment/runs'>{runs_fragment(runs, root)}</div>"
+    from .discovery import links
+
+    body = (f"<h1>Runs in {e(root)}</h1>{links(root)}"
+            f"<div id='runs' data-poll='/fragment/runs'>{runs_fragment(runs, root)}</div>"
             f"<p class='muted'>Refreshes every {poll_seconds:g} s.</p>")
     return page("workbench view", body, poll_seconds)
 

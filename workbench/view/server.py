@@ -10,6 +10,8 @@ Routes (GET)::
     /run/RUN/trial/T/preview?path=P     one evidence file's preview, read in the confined reader
     /run/RUN/trial/T/file/PATH          a file of the trial as text (images as images)
     /run/RUN/trial/T/notebook/NAME      an executed stage notebook rendered to HTML
+    /discovery/RUN                      a discovery run: sessions, the score over time, the ranked history
+    /discovery/RUN/fragment             the same, polled while the run goes on
     /static/view.css  /static/view.js
 
 Runs and trials are found by name among what is on disk, never by joining a requested name to a path;
@@ -39,7 +41,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from ..evidence import read_manifest
-from . import frame, pages, summary
+from . import discovery, frame, pages, summary
 from .files import Refused, contained, content_type
 
 log = logging.getLogger(__name__)
@@ -98,6 +100,12 @@ class View:
             return self._html(pages.runs_fragment(summary.runs(self.root), self.root))
         if parts == ["api", "runs"]:
             return self._json(summary.runs(self.root))
+        if parts[0] == "discovery" and len(parts) in (2, 3):
+            out = discovery.discovery_runs(self.root).get(parts[1])
+            if out is None or (len(parts) == 3 and parts[2] != "fragment"):
+                raise NotFound(path)
+            return self._html(discovery.fragment(out) if len(parts) == 3
+                              else discovery.discovery_page(parts[1], out, self.poll_seconds))
         if parts[0] == "static" and len(parts) == 2 and parts[1] in ("view.css", "view.js"):
             css = parts[1].endswith(".css")
             return (200, "text/css; charset=utf-8" if css else "text/javascript; charset=utf-8",

@@ -1,0 +1,137 @@
+"""A discovery run's page in `workbench view`: its sessions, the score over time and the ranked history.
+
+The run is found by name among the directories holding a discovery.json (never by joining a requested name
+to a path). The page polls its fragment while the run goes on. The chart is an inline SVG drawn here: every
+valid scored submission in the order it was scored, the best of each round, and the global best so far,
+against the published record. Every string from the run (session messages, descriptions) is escaped.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ..discovery.records import DiscoveryState, RankedHistory
+from ..paths import TrialPaths
+from ..session_records import ScoringAttempt
+from .frame import duration, e, num, page, q
+
+W, H, PAD = 720, 260, 40
+
+
+def discovery_runs(root: Path) -> dict[str, Path]:
+    """Name -> directory of every discovery run at ``root`` or one level below it."""
+    found = {}
+    for d in [root, *sorted(p for p in root.iterdir() if p.is_dir())] if root.is_dir() else []:
+        if (d / "discovery.json").is_file():
+            found[d.name] = d
+    return found
+
+
+def _points(out: Path, state: DiscoveryState) -> list[dict[str, Any]]:
+    """Every scored submission of the implement sessions, in the order they were scored."""
+    pts = []
+    for s in state.sessions:
+        tp = TrialPaths(out / "sessions" / s.id)
+        if s.phase != "implement" or not tp.attempts.is_file():
+            continue
+        for line in tp.attempts.read_text(encoding="utf-8").splitlines():
+            a = ScoringAttempt.model_validate_json(line)
+            d = a.discovery or {}
+            pts.append({"at": a.at, "session": s.id, "round": s.round, "valid": d.get("valid") is True,
+                        "metric": d.get("metric") if d.get("valid") is True else None})
+    return sorted(pts, key=lambda p: p["at"])
+
+
+def chart(out: Path, state: DiscoveryState, history: RankedHistory | None) -> str:
+    """The score over time: each valid submission (a dot), the global best so far (a line), the best of each
+    round (a ring) and the published record (a dashed line)."""
+    pts = _points(out, state)
+    valid = [p for p in pts if p["valid"]]
+    if not valid:
+        return f"<p class='muted'>No valid submission yet ({len(pts)} scored).</p>"
+    sign = 1 if (history and history.direction == "maximize") or not history else -1
+    record = history.published if history else None
+    ys = [p["metric"] for p in valid] + ([record] if record is not None else [])
+    lo, hi = min(ys), max(ys)
+    span = (hi - lo) or 1.0
+
+    def x(i: int) -> float:
+        return PAD + (W - 2 * PAD) * (i / max(len(pts) - 1, 1))
+
+    def y(v: float) -> float:
+        return H - PAD - (H - 2 * PAD) * (v - lo) / span
+
+    dots, best, line, rounds = [], None, [], {}
+    for i, p in enumerate(pts):
+        if not p["valid"]:
+            dots.append(f"<circle cx='{x(i):.1f}' cy='{H - PAD + 8}' r='2' fill='#c33'><title>invalid "
+                        f"({e(p['session'])})</title></circle>")
+            continue
+        m = p["metric"]
+        dots.append(f"<circle cx='{x(i):.1f}' cy='{y(m):.1f}' r='3' fill='#4a7'><title>{e(p['session'])}: "
+                    f"{m:.10g}</title></circle>")
+        if best is None or sign * (m - best) > 0:
+            best = m
+        line.append(f"{x(i):.1f},{y(best):.1f}")
+        r = rounds.get(p["round"])
+        if r is None or sign * (m - r[1]) > 0:
+            rounds[p["round"]] = (i, m)
+    rings = "".join(f"<circle cx='{x(i):.1f}' cy='{y(m):.1f}' r='7' fill='none' stroke='#27c'><title>best of round "
+                    f"{r}: {m:.10g}</title></circle>" for r, (i, m) in sorted(rounds.items()))
+    ref = (f"<line x1='{PAD}' x2='{W - PAD}' y1='{y(record):.1f}' y2='{y(record):.1f}' stroke='#999' "
+           f"stroke-dasharray='4 4'/><text x='{W - PAD}' y='{y(record) - 4:.1f}' text-anchor='end' font-size='11'>"
+           f"published {record:g}</text>") if record is not None else ""
+    axis = (f"<text x='4' y='{y(hi) + 4:.1f}' font-size='11'>{hi:.6g}</text>"
+            f"<text x='4' y='{y(lo) + 4:.1f}' font-size='11'>{lo:.6g}</text>"
+            f"<text x='{W / 2}' y='{H - 4}' text-anchor='middle' font-size='11'>scored submissions, in order</text>")
+    return (f"<svg class='chart' viewBox='0 0 {W} {H}' width='{W}' height='{H}' role='img' "
+            f"aria-label='score over time'>{ref}{axis}<polyline points='{' '.join(line)}' fill='none' "
+            f"stroke='#27c' stroke-width='2'/>{''.join(dots)}{rings}</svg>"
+            f"<p class='muted'>Dots: valid submissions (red below the axis: invalid); line: the best so far; "
+            f"rings: each round's best. Best {best:.10g}.</p>")
+
+
+def fragment(out: Path) -> str:
+    state = DiscoveryState.model_validate_json((out / "discovery.json").read_text(encoding="utf-8"))
+    hpath = out / "history.json"
+    history = RankedHistory.model_validate_json(hpath.read_text(encoding="utf-8")) if hpath.is_file() else None
+    rows = "".join(
+        f"<tr class='session' data-session='{e(s.id)}'><td>{e(s.id)}</td><td>{e(s.phase)}</td>"
+        f"<td class='num'>{s.round or ''}</td><td>{e(s.status)}</td><td>{e(s.agent_status or '')}</td>"
+        f"<td>{e(s.hypothesis or '')}</td><td class='num'>{s.attempts}</td>"
+        f"<td class='num'>{num(s.best_metric, 10)}</td><td class='num'>{duration(s.wall_sec)}</td>"
+        f"<td>{e(s.error or '')}</td></tr>" for s in state.sessions)
+    table = ("<table class='sessions'><tr><th>session</th><th>phase</th><th>round</th><th>status</th><th>agent</th>"
+             "<th>hypothesis</th><th>submissions</th><th>best</th><th>time</th><th>error</th></tr>" + rows + "</table>")
+    ranked = ""
+    if history and history.entries:
+        ranked = ("<h3>Ranked history</h3><table class='history'><tr><th>rank</th><th>metric</th><th>session</th>"
+                  "<th>description</th></tr>" + "".join(
+                      f"<tr><td class='num'>{h.rank}</td><td class='num'>{h.metric:.10g}</td><td>{e(h.session)}</td>"
+                      f"<td>{e(h.description[:200])}</td></tr>" for h in history.entries[:10]) + "</table>")
+    final = state.final or {}
+    verdict = (f"<p class='final'>Final: {e(final.get('session'))}'s best replayed cleanly: metric "
+               f"{num(final.get('metric'), 10)}, valid {e(final.get('valid'))}, R = {num(final.get('R'), 4)}</p>"
+               if final.get("status") == "scored" else
+               f"<p class='final'>Final: {e(final.get('status', 'the run is still going'))}</p>")
+    stopped = f"<p class='stopped'>Stopped: {e(state.stopped)}</p>" if state.stopped else ""
+    return f"{stopped}{verdict}<h3>Score over time</h3>{chart(out, state, history)}{table}{ranked}"
+
+
+def discovery_page(name: str, out: Path, poll_seconds: float) -> str:
+    state = json.loads((out / "discovery.json").read_text(encoding="utf-8"))
+    body = (f"<h1>Discovery run {e(name)} <span class='muted'>({e(state.get('task'))}, {state.get('rounds')} rounds x "
+            f"{state.get('parallel')} sessions)</span></h1>"
+            f"<div id='discovery' data-poll='/discovery/{q(name)}/fragment'>{fragment(out)}</div>")
+    return page(f"discovery {name}", body, poll_seconds)
+
+
+def links(root: Path) -> str:
+    """The run list's section of discovery runs."""
+    found = discovery_runs(root)
+    if not found:
+        return ""
+    items = "".join(f"<li><a href='/discovery/{q(n)}'>{e(n)}</a></li>" for n in sorted(found))
+    return f"<section class='discovery-runs'><h2>Discovery runs</h2><ul>{items}</ul></section>"
