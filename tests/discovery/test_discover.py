@@ -122,17 +122,23 @@ def test_a_session_cannot_reach_a_sibling_the_evaluator_or_the_controllers_recor
     assert state.final == {"status": "no valid submission"}
 
 
-def test_the_cost_limit_stops_a_run_in_one_line_with_every_workspace_kept(tmp_path):
+def test_the_cost_limit_stops_a_run_in_one_line_with_every_workspace_kept(three_rounds, tmp_path):
+    from workbench.io import copy_tree
+
     out = tmp_path / "run"
-    state = discover(TASK, HILLCLIMB, out, rounds=1, parallel=2, limits=LIMITS, say=lambda _: None)
+    copy_tree(three_rounds[0], out)  # the finished run, given a fourth round under a cost limit it has spent
+    state = DiscoveryState.model_validate_json((out / "discovery.json").read_text())
     state.sessions[0].cost_usd = 0.5  # as a priced agent would have reported it
     (out / "discovery.json").write_text(state.model_dump_json())
     again = run_cli("discover", str(TASK), "--agent", "cli", "-o", "command=hillclimb", "-o", f"prefix={BIN}",
-                    "--rounds", "2", "--parallel", "2", "--cost-limit", "0.5", "--out", str(out))
+                    "--rounds", "4", "--cost-limit", "0.5", "--out", str(out))
     assert again.returncode == 0, again.stderr
     assert "stopped: the cost limit was reached: $0.5000 of $0.5000 across sessions; every workspace is kept" \
         in again.stdout
-    assert all((out / "sessions" / s / "session" / "submission").is_dir() for s in ("r1-i1", "r1-i2"))
+    after = DiscoveryState.model_validate_json((out / "discovery.json").read_text())
+    assert [s.status for s in after.sessions[-3:]] == ["pending"] * 3  # round 4 never started
+    assert all((out / "sessions" / s.id / "session" / "submission").is_dir() for s in after.sessions[:-3])
+    assert after.final["valid"]  # the best so far is still replayed
 
 
 def test_a_workspace_is_seeded_from_the_best_package_without_any_repository_a_session_made(tmp_path):
