@@ -253,3 +253,40 @@ def test_the_run_page_shows_the_sessions_and_the_score_over_time(three_rounds, b
         assert requested and all(u.startswith(server.base) for u in requested), requested  # offline
     finally:
         server.stop()
+
+
+def test_a_paused_run_lets_the_running_session_finish_and_starts_no_other_until_the_pause_ends(tmp_path,
+                                                                                              monkeypatch):
+    """The controller's side of a pause (sessions here are a stand-in that returns at once: the real ones are
+    the other tests'): the session running when a person pauses ends, the next waits for --off."""
+    import threading
+
+    import workbench.session
+    from workbench.discovery import set_paused
+    from workbench.session_records import Delivery
+
+    started, release = [], threading.Event()
+
+    def session(task, config, trial_dir, sandbox="bwrap", *, view=None, start=None):
+        started.append(trial_dir.name)
+        (trial_dir / "session" / "submission").mkdir(parents=True)
+        if trial_dir.name == "prepare":
+            release.wait(30)
+        return Delivery(status="delivered", agent="stand-in", agent_status="completed", network="none", files=0,
+                        submission_digest="", starter_digest=None, wall_sec=0.0)
+
+    monkeypatch.setattr(workbench.session, "run_session", session)
+    out, said = tmp_path / "run", []
+    run = threading.Thread(target=discover, args=(TASK, HILLCLIMB, out),
+                           kwargs={"rounds": 1, "parallel": 1, "say": said.append})
+    run.start()
+    while started != ["prepare"]:
+        time.sleep(0.05)
+    proc = run_cli("discover-pause", str(out))
+    assert proc.returncode == 0 and proc.stdout.startswith("paused: "), proc.stderr
+    release.set()
+    time.sleep(2.5)
+    assert started == ["prepare"] and any(line.startswith("paused: ") for line in said)
+    assert set_paused(out, False) is True
+    run.join(30)
+    assert started == ["prepare", "r1-propose", "r1-i1"] and "resumed" in said

@@ -275,6 +275,16 @@ def discover_message_cmd(out: Path = typer.Argument(..., help="The discovery run
     typer.echo(f"sent to {session}: {inbox}")
 
 
+@app.command("discover-pause")
+def discover_pause_cmd(out: Path = typer.Argument(..., help="The discovery run directory."),
+                       off: bool = typer.Option(False, "--off", help="End the pause.")):
+    """Pause a discovery run: sessions running finish, no new one starts until `--off`."""
+    from ..discovery import set_paused
+
+    was = set_paused(out, not off)
+    typer.echo(("paused" if not off else "resumed" if was else "was not paused") + f": {out}")
+
+
 @app.command("trajectory")
 def trajectory_cmd(trial: Path = TRIAL, fmt: str = typer.Option("atif", "--format", help="atif (Harbor ATIF v1.8)."),
                    out: Path | None = typer.Option(None, "--out", resolve_path=True,

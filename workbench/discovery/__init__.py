@@ -13,6 +13,6 @@ best submission is replayed cleanly and scored like any trial.
 - :mod:`.loop`: the controller (:func:`discover`).
 """
 
-from .loop import discover, send_message
+from .loop import discover, send_message, set_paused
 
-__all__ = ["discover", "send_message"]
+__all__ = ["discover", "send_message", "set_paused"]

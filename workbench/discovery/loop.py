@@ -28,6 +28,7 @@ import stat
 import subprocess
 import tempfile
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -46,6 +47,8 @@ from .records import DiscoveryState, HistoryEntry, Limits, RankedHistory, Sessio
 log = logging.getLogger(__name__)
 
 MAX_DELIVERABLE_BYTES = 64 * 1024  # a hypotheses file or a preparation summary read back from a session
+PAUSE = "PAUSE"  # RUN/PAUSE: while it exists no new session starts (workbench discover-pause)
+PAUSE_POLL_SEC = 1.0
 
 
 def _plan(rounds: int, parallel: int) -> list[SessionRecord]:
@@ -204,6 +207,15 @@ class Controller:
              + ("the best package so far" if seed != self.task.paths.starter else "the initial code"))
         return start
 
+    def wait_while_paused(self) -> None:
+        """A person paused the run: sessions already running finish, no new one starts until the pause ends."""
+        if not (self.out / PAUSE).exists():
+            return
+        self.say(f"paused: no new session starts until `workbench discover-pause {self.out} --off`")
+        while (self.out / PAUSE).exists():
+            time.sleep(PAUSE_POLL_SEC)
+        self.say("resumed")
+
     def run(self, rec: SessionRecord, goal: str, context: Path, start: Path | None = None) -> None:
         from ..session import run_session
 
@@ -247,12 +259,14 @@ class Controller:
     def loop(self) -> None:
         prep = self.state.session("prepare")
         if prep.status not in ("done", "failed"):
+            self.wait_while_paused()
             if self.over_budget():
                 return
             self.run(prep, prepare_goal(), self.context(0))
         for r in range(1, self.state.rounds + 1):
             propose = self.state.session(f"r{r}-propose")
             if propose.status not in ("done", "failed"):
+                self.wait_while_paused()
                 if self.over_budget():
                     return
                 self.run(propose, propose_goal(r, self.state.parallel), self.context(r))
@@ -260,6 +274,8 @@ class Controller:
                 if propose.status == "done" else []
             todo = [s for s in self.state.sessions if s.round == r and s.phase == "implement"
                     and s.status not in ("done", "failed")]
+            if todo:
+                self.wait_while_paused()
             if todo and self.over_budget():
                 return
             chosen = {}
@@ -392,4 +408,19 @@ def send_message(out: Path | str, session_id: str, text: str) -> Path:
     with open(inbox, "a", encoding="utf-8") as fh:
         fh.write(json.dumps({"at": datetime.now(UTC).isoformat(timespec="seconds"), "text": text[:4000]}) + "\n")
     return inbox
+
+
+def set_paused(out: Path | str, paused: bool = True) -> bool:
+    """Pause a discovery run (sessions running finish, no new one starts) or end its pause; returns whether it
+    was paused before. A run need not be running: a paused run that is resumed waits at its first session."""
+    out = Path(out)
+    if not (out / "discovery.json").is_file():
+        raise WorkbenchError(f"{out}: no discovery run here (no discovery.json)")
+    flag = out / PAUSE
+    was = flag.exists()
+    if paused:
+        flag.write_text("paused by a person\n", encoding="utf-8")
+    elif was:
+        flag.unlink()
+    return was
 
