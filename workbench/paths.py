@@ -35,9 +35,11 @@ Run and trial directories::
           trajectory.jsonl  agent.log
           delivery.json          what the agent delivered (session_records.Delivery)
           usage.json             tokens, cost, time (session_records.SessionUsage)
+          inbox.jsonl            a person's messages to the running session ({"at", "text"} per line)
           scoring/               the hidden scoring service's log, never mounted in the agent's sandbox
             attempts.jsonl       one session_records.ScoringAttempt per line
             best.json            the best session_records.ScoringResult, once there is one
+            best_submission/     the package of that best attempt, as the service replayed it
         replay/
           provenance.json        written by the workbench, never by the submission (replay.Provenance)
           receipts.json          what ran, recorded from outside the sandbox (receipts.Receipts)

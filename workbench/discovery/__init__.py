@@ -1,4 +1,4 @@
-"""EurekAgent's discovery loop (seed 003 §3): metric-driven research run by off-the-shelf agents.
+"""EurekAgent's discovery loop (its paper's §3): metric-driven research run by off-the-shelf agents.
 
 The workbench owns only the outer loop, as EurekAgent does: one *prepare* session, then rounds of one
 *propose* session and up to K parallel *implement* sessions, each a normal agent session (sandboxed,

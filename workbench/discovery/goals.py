@@ -1,4 +1,4 @@
-"""What each phase of a discovery run asks of its session: the goal and the deliverables (seed 003 §3.1).
+"""What each phase of a discovery run asks of its session: the goal and the deliverables (EurekAgent §3.1).
 
 The goal is prepended to the task's own instruction, so a session reads the problem statement, the
 submission format and the goal in one file (/home/task/instruction.md). Its first line names the phase

@@ -17,7 +17,7 @@ SessionStatus = Literal["pending", "running", "done", "failed"]
 
 
 class Limits(BaseModel):
-    """Budgets (seed 003 §3.2): wall time per session of each phase, and cost across all sessions."""
+    """Budgets (EurekAgent §3.2): wall time per session of each phase, and cost across all sessions."""
 
     model_config = ConfigDict(extra="forbid")
     prepare_sec: float = Field(default=600.0, gt=0)

@@ -1,5 +1,5 @@
 """tests/discovery.json (``scoring = "discovery"``): the metric a hidden evaluator measures, its direction, the
-best published value and where it comes from (EurekAgent, seed 003 §3).
+best published value and where it comes from (EurekAgent, §3).
 
 A discovery task is metric-driven research: the public part is the problem statement, the submission
 format and initial code; the private part is ``tests/evaluator.py``, whose ``evaluate(submission_dir)``
