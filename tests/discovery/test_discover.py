@@ -290,3 +290,89 @@ def test_a_paused_run_lets_the_running_session_finish_and_starts_no_other_until_
     assert set_paused(out, False) is True
     run.join(30)
     assert started == ["prepare", "r1-propose", "r1-i1"] and "resumed" in said
+
+
+def _stand_in(behaviour):
+    """A stand-in for run_session: ``behaviour(trial_dir, view, start)`` writes the session's working copy and
+    returns its agent status (the real sessions are the other tests')."""
+    from workbench.session_records import Delivery
+
+    def session(task, config, trial_dir, sandbox="bwrap", *, view=None, start=None):
+        sub = trial_dir / "session" / "submission"
+        sub.mkdir(parents=True)
+        status = behaviour(trial_dir, view, start)
+        return Delivery(status="delivered", agent="stand-in", agent_status=status, network="none", files=0,
+                        submission_digest="", starter_digest=None, wall_sec=0.0)
+
+    return session
+
+
+def test_extend_continues_a_session_that_ran_out_before_its_deliverable_and_a_killed_continuation_resumes(
+        tmp_path, monkeypatch):
+    import workbench.session
+
+    calls = []
+
+    def behaviour(trial_dir, view, start):
+        calls.append((trial_dir.name, view.timeout_sec, start, view.instruction.split("\n")[2]))
+        sub = trial_dir / "session" / "submission"
+        if trial_dir.name == "prepare" and len(calls) == 1:
+            (sub / "notes.txt").write_text("half-way")
+            return "timeout"  # ran out, no PREPARATION.md
+        if trial_dir.name == "prepare" and len(calls) == 2:
+            raise KeyboardInterrupt  # the controller is killed during the continuation
+        if trial_dir.name == "prepare":
+            assert (start / "notes.txt").read_text() == "half-way"  # from where it stopped
+            (sub / "PREPARATION.md").write_text("prepared")
+        return "completed"
+
+    monkeypatch.setattr(workbench.session, "run_session", _stand_in(behaviour))
+    out, said = tmp_path / "run", []
+    limits = Limits(prepare_sec=120, propose_sec=120, implement_sec=120, extend_sec=300)
+    with pytest.raises(KeyboardInterrupt):
+        discover(TASK, HILLCLIMB, out, rounds=1, parallel=1, limits=limits, say=said.append)
+    assert calls[0][1] == 120 and calls[1][1] == 300 and calls[1][3].startswith("CONTINUED:")
+    assert any("ran out of time before its deliverable; continued for 300 s" in line for line in said)
+    state = discover(TASK, HILLCLIMB, out, say=said.append)  # resumed: the continuation again, not the first part
+    assert [c[0] for c in calls] == ["prepare", "prepare", "prepare", "r1-propose", "r1-i1"]
+    assert calls[2][1] == 300 and calls[2][2] == out / "sessions" / "prepare.part1" / "session" / "submission"
+    prep = state.session("prepare")
+    assert prep.status == "done" and prep.extended_sec == 300 and prep.agent_status == "completed"
+    assert (out / "context" / "r1" / "PREPARATION.md").read_text() == "prepared"
+    # a session that delivered, or ran out with extend off, is not continued
+    assert state.session("r1-propose").extended_sec == 0
+
+
+def test_the_preparation_asks_a_person_and_the_run_waits_for_the_answer(tmp_path, monkeypatch):
+    import threading
+
+    import workbench.session
+
+    started = []
+
+    def behaviour(trial_dir, view, start):
+        started.append(trial_dir.name)
+        if trial_dir.name == "prepare":
+            (trial_dir / "session" / "submission" / "QUESTIONS.md").write_text("Is touching the wall allowed?\n")
+        return "completed"
+
+    monkeypatch.setattr(workbench.session, "run_session", _stand_in(behaviour))
+    out, said = tmp_path / "run", []
+    run = threading.Thread(target=discover, args=(TASK, HILLCLIMB, out),
+                           kwargs={"rounds": 1, "parallel": 1, "say": said.append})
+    run.start()
+    deadline = time.monotonic() + 30
+    while not any(line.startswith("prepare asks a person") for line in said) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(1.5)
+    assert started == ["prepare"], said  # the run waits: no proposal before the answer
+    assert "Is touching the wall allowed?" in said[-1] and "discover-message" in said[-1]
+    proc = run_cli("discover-message", str(out), "prepare", "Yes: a circle may touch the square's side.")
+    assert proc.returncode == 0, proc.stderr
+    run.join(30)
+    assert started == ["prepare", "r1-propose", "r1-i1"]
+    answers = (out / "context" / "r1" / "ANSWERS.md").read_text()
+    assert "Is touching the wall allowed?" in answers and "a circle may touch the square's side" in answers
+    state = DiscoveryState.model_validate_json((out / "discovery.json").read_text())
+    assert state.answer.startswith("Yes: a circle") and state.question == "Is touching the wall allowed?"
+    assert any(line.startswith("answered: the run goes on") for line in said)

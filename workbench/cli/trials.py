@@ -229,6 +229,9 @@ def discover_cmd(
     implement_min: float | None = typer.Option(None, "--implement-min",
                                                help="Minutes for each implement session [30]."),
     cost_limit: float | None = typer.Option(None, "--cost-limit", help="USD across all sessions; the run stops there."),
+    extend: float | None = typer.Option(None, "--extend", min=0, help=(
+        "Minutes more for a session that runs out of time before its deliverable (continued once, from where it "
+        "stopped) [0: never].")),
     sandbox: str = typer.Option("bwrap", "--sandbox", help=SANDBOX_HELP, callback=sandbox_name),
 ):
     """EurekAgent's loop on a discovery task: prepare, then (propose, K parallel implement) x R, each a sandboxed
@@ -241,8 +244,12 @@ def discover_cmd(
     config = AgentConfig(name=agent, agent=agent, model=model, options=opts)
     proposer = AgentConfig(name=propose_agent, agent=propose_agent, model=propose_model or model, options=opts) \
         if propose_agent else None
-    given = {"prepare_sec": prepare_min and prepare_min * 60, "propose_sec": propose_min and propose_min * 60,
-             "implement_sec": implement_min and implement_min * 60, "cost_usd": cost_limit}
+
+    def sec(minutes: float | None) -> float | None:
+        return None if minutes is None else minutes * 60
+
+    given = {"prepare_sec": sec(prepare_min), "propose_sec": sec(propose_min), "implement_sec": sec(implement_min),
+             "cost_usd": cost_limit, "extend_sec": sec(extend)}
     # only what is given: a resumed run keeps its own limits otherwise (--implement-min 60 extends that phase)
     limits = Limits(**{k: v for k, v in given.items() if v is not None})
     try:
@@ -267,8 +274,8 @@ def discover_cmd(
 def discover_message_cmd(out: Path = typer.Argument(..., help="The discovery run directory."),
                          session: str = typer.Argument(..., help="A running session's id (r1-i2, ...)."),
                          text: str = typer.Argument(..., help="The message.")):
-    """Send a message to a running session of a discovery run: the agent reads it on its next turn and the
-    trajectory records it."""
+    """Send a message to a running session of a discovery run (the agent reads it on its next turn and the
+    trajectory records it), or answer the prepare session's questions while the run waits (SESSION: prepare)."""
     from ..discovery import send_message
 
     inbox = send_message(out, session, text)

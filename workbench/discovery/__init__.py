@@ -11,8 +11,10 @@ best submission is replayed cleanly and scored like any trial.
   model each.
 - :mod:`.goals`: what each phase asks of its session.
 - :mod:`.loop`: the controller (:func:`discover`).
+- :mod:`.people`: a person in the loop: messages, answers to the preparation's questions, pause.
 """
 
-from .loop import discover, send_message, set_paused
+from .loop import discover
+from .people import send_message, set_paused
 
 __all__ = ["discover", "send_message", "set_paused"]

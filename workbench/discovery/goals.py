@@ -10,6 +10,8 @@ from __future__ import annotations
 HYPOTHESES = "hypotheses.json"  # a propose session's deliverable, in its working copy
 PREPARATION = "PREPARATION.md"  # the prepare session's deliverable, in its working copy
 HYPOTHESIS = "HYPOTHESIS.md"  # an implement session's direction, written into its workspace
+QUESTIONS = "QUESTIONS.md"  # the prepare session's questions for a person (optional; the run waits for an answer)
+ANSWERS = "ANSWERS.md"  # the person's answer, in every later session's context
 
 _COMMON = """The scoring service (the `submit_for_score` tool, or POST $WORKBENCH_SCORING_URL/evaluate with the
 bearer token $WORKBENCH_SCORING_TOKEN) replays your working copy and returns the official metric, its
@@ -23,7 +25,9 @@ def prepare_goal() -> str:
 You prepare a metric-driven research run on the problem below. Read the problem and the initial code in
 your working copy, test the scoring service once with the initial code, check that the environment has
 what solutions will need, and write {PREPARATION} in your working copy: what the problem asks, how it is
-scored, what the initial code scores, and anything unclear. Do not optimise yet.
+scored, what the initial code scores, and anything unclear. Do not optimise yet. If something essential
+is unclear, also write your questions to {QUESTIONS}: the run waits for a person's answer, which every
+later session reads in /home/task/context/{ANSWERS}.
 
 {_COMMON}
 """
@@ -54,3 +58,10 @@ best valid submission the scoring service recorded; `bash reproduce.sh` must reg
 
 {_COMMON}
 """
+
+
+def continue_goal(goal: str, seconds: float) -> str:
+    """A session continued by --extend: the same goal, told that its working copy is where it stopped."""
+    phase, _, rest = goal.partition("\n")
+    return (f"{phase}\n\nCONTINUED: the previous session on this goal ran out of time before its deliverable. Your "
+            f"working copy is where it stopped; you have {seconds / 60:.0f} more minutes.\n{rest}")

@@ -38,16 +38,26 @@ from ..errors import WorkbenchError
 from ..io import atomic_write_json, copy_tree, remove_tree
 from ..matrix import AgentConfig
 from ..paths import TrialPaths
-from ..session_records import ScoringAttempt, read_usage
+from ..session_records import read_usage
 from ..task import load_task
 from ..task.package import Task
-from .goals import HYPOTHESES, HYPOTHESIS, PREPARATION, implement_goal, prepare_goal, propose_goal
-from .records import DiscoveryState, HistoryEntry, Limits, RankedHistory, SessionRecord
+from .goals import (
+    ANSWERS,
+    HYPOTHESES,
+    HYPOTHESIS,
+    PREPARATION,
+    QUESTIONS,
+    continue_goal,
+    implement_goal,
+    prepare_goal,
+    propose_goal,
+)
+from .people import ANSWER, PAUSE
+from .records import DiscoveryState, HistoryEntry, Limits, RankedHistory, SessionRecord, scored_attempts, session_parts
 
 log = logging.getLogger(__name__)
 
 MAX_DELIVERABLE_BYTES = 64 * 1024  # a hypotheses file or a preparation summary read back from a session
-PAUSE = "PAUSE"  # RUN/PAUSE: while it exists no new session starts (workbench discover-pause)
 PAUSE_POLL_SEC = 1.0
 
 
@@ -117,19 +127,14 @@ class Controller:
         return TrialPaths(self.out / "sessions" / rec.id)
 
     def ranked(self) -> RankedHistory:
-        """Every valid attempt of every finished implement session, best first."""
+        """Every valid attempt of every implement session, best first."""
         sign = 1 if self.spec.direction == "maximize" else -1
         found, submitted = [], 0
-        for rec in self.state.sessions:
-            tp = self.trial(rec)
-            if rec.phase != "implement" or not tp.attempts.is_file():
-                continue
-            for line in tp.attempts.read_text(encoding="utf-8").splitlines():
-                a = ScoringAttempt.model_validate_json(line)
-                submitted += 1
-                d = a.discovery or {}
-                if d.get("valid") is True and isinstance(d.get("metric"), int | float):
-                    found.append((rec, a, float(d["metric"])))
+        for rec, a in scored_attempts(self.out, self.state):
+            submitted += 1
+            d = a.discovery or {}
+            if d.get("valid") is True and isinstance(d.get("metric"), int | float):
+                found.append((rec, a, float(d["metric"])))
         found.sort(key=lambda x: (-sign * x[2], x[0].round, x[0].index, x[1].attempt))
         entries = [HistoryEntry(rank=i, session=rec.id, round=rec.round, attempt=a.attempt, metric=m,
                                 message=(a.discovery or {}).get("message") or "", description=a.description, at=a.at)
@@ -161,6 +166,9 @@ class Controller:
             text = _read_small(self.trial(prep).submission / PREPARATION)
             if text:
                 (ctx / PREPARATION).write_text(text, encoding="utf-8")
+        if self.state.answer is not None:
+            (ctx / ANSWERS).write_text(f"# A person's answer to the preparation's questions\n\n## Question\n\n"
+                                       f"{self.state.question}\n\n## Answer\n\n{self.state.answer}\n", encoding="utf-8")
         for rec in self.state.sessions:
             if rec.round < round_ and rec.phase in ("propose", "implement") and rec.status == "done":
                 copy_tree(self.trial(rec).submission, ctx / "workspaces" / rec.id, metadata=False)
@@ -175,11 +183,11 @@ class Controller:
 
     # --- sessions --------------------------------------------------------------------------------
 
-    def view(self, rec: SessionRecord, goal: str, context: Path) -> TaskView:
+    def view(self, goal: str, context: Path, timeout_sec: float) -> TaskView:
         base = TaskView.of(self.task)
         return TaskView(task_id=base.task_id, instruction=goal + "\n---\n\n" + base.instruction,
                         paper_dir=base.paper_dir, cpus=base.cpus, memory_mb=base.memory_mb,
-                        timeout_sec=self.state.limits.for_phase(rec.phase) + rec.extended_sec, context_dir=context)
+                        timeout_sec=timeout_sec, context_dir=context)
 
     def config(self, rec: SessionRecord) -> AgentConfig:
         base = self.state.propose_agent if rec.phase == "propose" else self.state.agent
@@ -216,34 +224,86 @@ class Controller:
             time.sleep(PAUSE_POLL_SEC)
         self.say("resumed")
 
+    def delivered(self, rec: SessionRecord) -> bool:
+        """Whether a finished session left what its phase asks for (what --extend gives more time to reach)."""
+        sub = self.trial(rec).submission
+        if rec.phase == "prepare":
+            return any(_read_small(sub / name) for name in (PREPARATION, QUESTIONS))
+        if rec.phase == "propose":
+            return bool(read_hypotheses(sub, self.state.parallel))
+        return rec.best_metric is not None
+
     def run(self, rec: SessionRecord, goal: str, context: Path, start: Path | None = None) -> None:
+        """One session, and its continuation (--extend) if it runs out of time before its deliverable; a
+        continuation interrupted by a kill runs again from where the first part stopped."""
+        first = self.out / "sessions" / f"{rec.id}.part1"
+        if not (rec.extended_sec and first.is_dir()):
+            self._session(rec, goal, context, start, self.state.limits.for_phase(rec.phase))
+            extend = self.state.limits.extend_sec
+            if not (extend and rec.status == "done" and rec.agent_status == "timeout" and not self.delivered(rec)):
+                return
+            remove_tree(first)
+            self.trial(rec).root.rename(first)
+            rec.extended_sec = extend
+            self.say(f"{rec.id}: ran out of time before its deliverable; continued for {extend:.0f} s from where it "
+                     "stopped (--extend)")
+        self._session(rec, continue_goal(goal, rec.extended_sec), context, TrialPaths(first).submission,
+                      rec.extended_sec)
+
+    def _session(self, rec: SessionRecord, goal: str, context: Path, start: Path | None, timeout_sec: float) -> None:
         from ..session import run_session
 
         tp = self.trial(rec)
         remove_tree(tp.root)  # an interrupted session runs again from its start
         rec.status, rec.error = "running", None
         self.save()
-        self.say(f"{rec.id}: {rec.phase} session started ({self.view(rec, goal, context).timeout_sec:.0f} s)")
+        self.say(f"{rec.id}: {rec.phase} session started ({timeout_sec:.0f} s)")
         try:
             delivery = run_session(self.task, self.config(rec), tp.root, sandbox=self.state.sandbox,
-                                   view=self.view(rec, goal, context), start=start)
+                                   view=self.view(goal, context, timeout_sec), start=start)
         except Exception as exc:  # recorded, the run goes on with what the other sessions found
             log.warning("discovery session %s failed: %s", rec.id, exc)
             rec.status, rec.error = "failed", f"{type(exc).__name__}: {str(exc)[:400]}"
             self.save()
             self.say(f"{rec.id}: failed: {rec.error}")
             return
-        usage = read_usage(tp)
-        rec.agent_status, rec.wall_sec = delivery.agent_status, delivery.wall_sec
-        rec.cost_usd = usage.cost_usd if usage else None
-        if tp.attempts.is_file():
-            rec.attempts = len(tp.attempts.read_text(encoding="utf-8").splitlines())
-        if tp.best.is_file():
+        parts = session_parts(self.out, rec)
+        usages = [u for u in (read_usage(p) for p in parts) if u is not None]
+        rec.agent_status = delivery.agent_status
+        rec.wall_sec = sum(u.wall_sec or 0.0 for u in usages) or delivery.wall_sec
+        rec.cost_usd = sum(u.cost_usd for u in usages if u.cost_usd is not None) \
+            if any(u.cost_usd is not None for u in usages) else None
+        rec.attempts = sum(len(p.attempts.read_text(encoding="utf-8").splitlines())
+                           for p in parts if p.attempts.is_file())
+        if tp.best.is_file():  # a continued session had no valid submission before: its best is this part's
             best = json.loads(tp.best.read_text(encoding="utf-8")).get("discovery") or {}
             rec.best_metric = best.get("metric") if best.get("valid") else None
         rec.status = "done"
         self.save()
         self.say(f"{rec.id}: {delivery.agent_status}, {rec.attempts} submission(s), best {rec.best_metric}")
+
+    def ask_a_person(self) -> None:
+        """The prepare session asked for clarification (QUESTIONS.md): the run waits for a person's answer
+        (``workbench discover-message RUN prepare TEXT``), which every later session reads."""
+        prep = self.state.session("prepare")
+        if self.state.question is None and prep.status == "done":
+            text = (_read_small(self.trial(prep).submission / QUESTIONS) or "").strip()
+            if text:
+                self.state.question = text[:4000]
+                self.save()
+        if self.state.question is None or self.state.answer is not None:
+            return
+        path = self.out / ANSWER
+        if not path.is_file():
+            first = self.state.question.splitlines()[0][:160]
+            self.say(f"prepare asks a person, and the run waits for an answer: {first!r} (all of it in "
+                     f"{self.trial(prep).submission / QUESTIONS}); answer with "
+                     f"`workbench discover-message {self.out} prepare TEXT`")
+            while not path.is_file():
+                time.sleep(PAUSE_POLL_SEC)
+        self.state.answer = path.read_text(encoding="utf-8")[:4000]
+        self.save()
+        self.say("answered: the run goes on, and every later session reads the answer")
 
     def over_budget(self) -> bool:
         limit = self.state.limits.cost_usd
@@ -263,6 +323,7 @@ class Controller:
             if self.over_budget():
                 return
             self.run(prep, prepare_goal(), self.context(0))
+        self.ask_a_person()
         for r in range(1, self.state.rounds + 1):
             propose = self.state.session(f"r{r}-propose")
             if propose.status not in ("done", "failed"):
@@ -379,48 +440,3 @@ def discover(task_dir: Path | str, agent: AgentConfig, out: Path | str, *, round
         return state
     finally:
         lock.close()
-
-
-def send_message(out: Path | str, session_id: str, text: str) -> Path:
-    """A person's message to a running session of a discovery run; it reaches the agent on its next turn and is
-    recorded in the trajectory (the openai agent). Returns the session's inbox.
-
-    Raises :class:`WorkbenchError` (one line) when there is no such run or session, it is not running, or its
-    agent cannot take messages (a CLI agent runs one command and reads none).
-    """
-    from datetime import UTC, datetime
-
-    out = Path(out)
-    path = out / "discovery.json"
-    if not path.is_file():
-        raise WorkbenchError(f"{out}: no discovery run here (no discovery.json)")
-    state = DiscoveryState.model_validate_json(path.read_text(encoding="utf-8"))
-    rec = state.session(session_id)
-    if rec is None:
-        raise WorkbenchError(f"{out}: no session {session_id!r}; there is: {', '.join(s.id for s in state.sessions)}")
-    if rec.status != "running":
-        raise WorkbenchError(f"session {session_id} is {rec.status}, not running; a message reaches a running session")
-    agent = state.propose_agent if rec.phase == "propose" else state.agent
-    if agent.agent != "openai":
-        raise WorkbenchError(f"session {session_id} runs the {agent.agent} agent, which reads no messages while it "
-                             "runs (the openai agent reads them on its next turn)")
-    inbox = TrialPaths(out / "sessions" / session_id).inbox
-    with open(inbox, "a", encoding="utf-8") as fh:
-        fh.write(json.dumps({"at": datetime.now(UTC).isoformat(timespec="seconds"), "text": text[:4000]}) + "\n")
-    return inbox
-
-
-def set_paused(out: Path | str, paused: bool = True) -> bool:
-    """Pause a discovery run (sessions running finish, no new one starts) or end its pause; returns whether it
-    was paused before. A run need not be running: a paused run that is resumed waits at its first session."""
-    out = Path(out)
-    if not (out / "discovery.json").is_file():
-        raise WorkbenchError(f"{out}: no discovery run here (no discovery.json)")
-    flag = out / PAUSE
-    was = flag.exists()
-    if paused:
-        flag.write_text("paused by a person\n", encoding="utf-8")
-    elif was:
-        flag.unlink()
-    return was
-

@@ -6,11 +6,15 @@ copy of the history (and earlier rounds' workspaces) read-only under /home/task/
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..matrix import AgentConfig
+from ..paths import TrialPaths
+from ..session_records import ScoringAttempt
 
 Phase = Literal["prepare", "propose", "implement"]
 SessionStatus = Literal["pending", "running", "done", "failed"]
@@ -24,6 +28,9 @@ class Limits(BaseModel):
     propose_sec: float = Field(default=600.0, gt=0)
     implement_sec: float = Field(default=1800.0, gt=0)
     cost_usd: float | None = Field(default=None, gt=0, description="across every session; None: no limit")
+    extend_sec: float = Field(default=0.0, ge=0, description=(
+        "a session that runs out of time before its deliverable is continued once, from where it stopped, "
+        "for this long (0: never)"))
 
     def for_phase(self, phase: Phase) -> float:
         return {"prepare": self.prepare_sec, "propose": self.propose_sec, "implement": self.implement_sec}[phase]
@@ -44,7 +51,7 @@ class SessionRecord(BaseModel):
     cost_usd: float | None = None
     attempts: int = 0
     best_metric: float | None = None
-    extended_sec: float = 0.0  # time granted by --extend
+    extended_sec: float = 0.0  # the continuation's time granted by --extend (0: not continued)
     error: str | None = None
 
 
@@ -61,6 +68,8 @@ class DiscoveryState(BaseModel):
     sandbox: str = "bwrap"
     sessions: list[SessionRecord] = Field(default_factory=list)
     stopped: str | None = None  # why the run stopped early (the cost limit), else None
+    question: str | None = None  # what the prepare session asked a person (its QUESTIONS.md)
+    answer: str | None = None  # the person's answer, shown to every later session
     final: dict | None = None  # the best submission's clean replay and scores
 
     def session(self, sid: str) -> SessionRecord | None:
@@ -91,3 +100,22 @@ class RankedHistory(BaseModel):
     published: float
     entries: list[HistoryEntry] = Field(default_factory=list)
     submitted: int = 0  # every scored attempt, valid or not
+
+
+def session_parts(out: Path, rec: SessionRecord) -> list[TrialPaths]:
+    """A session's trial directories, first part first: ``sessions/ID`` and, when --extend continued it, the
+    part that ran out of time before (``sessions/ID.part1``)."""
+    first = TrialPaths(out / "sessions" / f"{rec.id}.part1")
+    main = TrialPaths(out / "sessions" / rec.id)
+    return [first, main] if rec.extended_sec and first.root.is_dir() else [main]
+
+
+def scored_attempts(out: Path, state: DiscoveryState) -> Iterator[tuple[SessionRecord, ScoringAttempt]]:
+    """Every scored submission of every implement session of the run in ``out``, session by session."""
+    for rec in state.sessions:
+        if rec.phase != "implement":
+            continue
+        for tp in session_parts(out, rec):
+            if tp.attempts.is_file():
+                for line in tp.attempts.read_text(encoding="utf-8").splitlines():
+                    yield rec, ScoringAttempt.model_validate_json(line)

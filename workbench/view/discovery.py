@@ -12,9 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..discovery.records import DiscoveryState, RankedHistory
-from ..paths import TrialPaths
-from ..session_records import ScoringAttempt
+from ..discovery.records import DiscoveryState, RankedHistory, scored_attempts
 from .frame import duration, e, num, page, q
 
 W, H, PAD = 720, 260, 40
@@ -32,15 +30,10 @@ def discovery_runs(root: Path) -> dict[str, Path]:
 def _points(out: Path, state: DiscoveryState) -> list[dict[str, Any]]:
     """Every scored submission of the implement sessions, in the order they were scored."""
     pts = []
-    for s in state.sessions:
-        tp = TrialPaths(out / "sessions" / s.id)
-        if s.phase != "implement" or not tp.attempts.is_file():
-            continue
-        for line in tp.attempts.read_text(encoding="utf-8").splitlines():
-            a = ScoringAttempt.model_validate_json(line)
-            d = a.discovery or {}
-            pts.append({"at": a.at, "session": s.id, "round": s.round, "valid": d.get("valid") is True,
-                        "metric": d.get("metric") if d.get("valid") is True else None})
+    for s, a in scored_attempts(out, state):
+        d = a.discovery or {}
+        pts.append({"at": a.at, "session": s.id, "round": s.round, "valid": d.get("valid") is True,
+                    "metric": d.get("metric") if d.get("valid") is True else None})
     return sorted(pts, key=lambda p: p["at"])
 
 
