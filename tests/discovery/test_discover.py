@@ -376,3 +376,96 @@ def test_the_preparation_asks_a_person_and_the_run_waits_for_the_answer(tmp_path
     state = DiscoveryState.model_validate_json((out / "discovery.json").read_text())
     assert state.answer.startswith("Yes: a circle") and state.question == "Is touching the wall allowed?"
     assert any(line.startswith("answered: the run goes on") for line in said)
+
+
+def _waiting_on_a_question(tmp_path, monkeypatch):
+    """A run (stand-in sessions) whose preparation asked a question: (run directory, its thread, what it said)."""
+    import threading
+
+    import workbench.session
+
+    def behaviour(trial_dir, view, start):
+        if trial_dir.name == "prepare":
+            (trial_dir / "session" / "submission" / "QUESTIONS.md").write_text("May circles touch?\n")
+        return "completed"
+
+    monkeypatch.setattr(workbench.session, "run_session", _stand_in(behaviour))
+    out, said = tmp_path / "run", []
+    run = threading.Thread(target=discover, args=(TASK, HILLCLIMB, out),
+                           kwargs={"rounds": 1, "parallel": 1, "say": said.append})
+    run.start()
+    deadline = time.monotonic() + 30
+    while not any(line.startswith("prepare asks a person") for line in said) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return out, run, said
+
+
+@pytest.mark.browser
+def test_a_person_answers_the_preparation_from_the_run_page(tmp_path, monkeypatch, browser):
+    from tests.conftest import ARTIFACTS
+    from workbench.view.server import ViewServer
+
+    out, run, said = _waiting_on_a_question(tmp_path, monkeypatch)
+    server = ViewServer(out.parent, poll_seconds=1)
+    server.start()
+    try:
+        page = browser.new_page(viewport={"width": 1200, "height": 900})
+        page.goto(server.url)
+        page.locator("section.discovery-runs a", has_text="run").click()
+        assert "May circles touch?" in page.inner_text(".question")
+        form = page.locator("form.message")
+        assert form.locator("input[name=session]").input_value() == "prepare"
+        form.locator("textarea").fill("They may touch but not overlap.")
+        page.screenshot(path=str(ARTIFACTS / "view_discovery_message.png"), full_page=True)
+        form.locator("button").click()
+        page.locator(".message-status", has_text="sent").wait_for()
+        assert page.inner_text(".message-status") == "answer sent to prepare"
+        run.join(30)
+        assert (out / "context" / "r1" / "ANSWERS.md").read_text().count("They may touch but not overlap.") == 1
+        # a message to a session that is not running says why, in the page
+        form.locator("input[name=session]").fill("r1-i1")
+        form.locator("textarea").fill("hello")
+        form.locator("button").click()
+        page.locator(".message-status", has_text="is done, not running").wait_for()
+    finally:
+        server.stop()
+
+
+@pytest.mark.attack
+def test_only_the_holder_of_the_views_token_can_message_a_session(tmp_path, monkeypatch):
+    """The view's one write: without the token, from another origin or as a cross-site form (not JSON), a
+    message reaches no session and answers no question."""
+    import http.client
+
+    from workbench.view.server import ViewServer
+
+    out, run, _ = _waiting_on_a_question(tmp_path, monkeypatch)
+    server = ViewServer(out.parent)
+    server.start()
+
+    def post(body: bytes, ctype="application/json", token=server.token, origin=None):
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+        headers = {"Host": f"127.0.0.1:{server.port}", "Content-Type": ctype}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        if origin:
+            headers["Origin"] = origin
+        conn.request("POST", "/discovery/run/message", body=body, headers=headers)
+        r = conn.getresponse()
+        return r.status, r.read().decode()
+
+    try:
+        msg = json.dumps({"session": "prepare", "text": "forged answer"}).encode()
+        assert post(msg, token=None)[0] == 403
+        assert post(msg, token="wrong")[0] == 403
+        assert post(msg, origin="http://evil.example")[0] == 403
+        assert post(b"session=prepare&text=forged", ctype="application/x-www-form-urlencoded")[0] == 415
+        assert post(b"x" * 20000)[0] == 413
+        assert not (out / "answer.txt").exists()
+        status, body = post(json.dumps({"session": "nobody", "text": "hi"}).encode())
+        assert status == 400 and "no session 'nobody'" in body
+        assert post(json.dumps({"session": "prepare", "text": "the real answer"}).encode())[0] == 200
+        run.join(30)
+        assert DiscoveryState.model_validate_json((out / "discovery.json").read_text()).answer == "the real answer"
+    finally:
+        server.stop()

@@ -8,7 +8,6 @@ against the published record. Every string from the run (session messages, descr
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -110,13 +109,31 @@ def fragment(out: Path) -> str:
                if final.get("status") == "scored" else
                f"<p class='final'>Final: {e(final.get('status', 'the run is still going'))}</p>")
     stopped = f"<p class='stopped'>Stopped: {e(state.stopped)}</p>" if state.stopped else ""
+    if state.question is not None and state.answer is None:
+        stopped += (f"<div class='question'><b>The preparation asks a person, and the run waits for the answer</b> "
+                    f"(a message to <code>prepare</code>):<pre>{e(state.question)}</pre></div>")
     return f"{stopped}{verdict}<h3>Score over time</h3>{chart(out, state, history)}{table}{ranked}"
 
 
+def message_form(name: str, state: DiscoveryState) -> str:
+    """A person's message to a running session, or the answer to the preparation's questions (outside the
+    polled part of the page, so what is being typed survives a refresh)."""
+    waiting = state.question is not None and state.answer is None
+    running = [s.id for s in state.sessions if s.status == "running"]
+    default = "prepare" if waiting else (running[0] if running else "")
+    options = "".join(f"<option value='{e(s.id)}'>" for s in state.sessions)
+    return (f"<form class='message' data-message='/discovery/{q(name)}/message'><h3>Message a session</h3>"
+            f"<label>session <input name='session' list='session-ids' size='10' value='{e(default)}' required>"
+            f"</label><datalist id='session-ids'>{options}</datalist> "
+            f"<textarea name='text' rows='2' cols='70' required placeholder='reaches the agent on its next turn'>"
+            f"</textarea> <button type='submit'>Send</button> <span class='message-status' role='status'></span>"
+            f"</form>")
+
+
 def discovery_page(name: str, out: Path, poll_seconds: float) -> str:
-    state = json.loads((out / "discovery.json").read_text(encoding="utf-8"))
-    body = (f"<h1>Discovery run {e(name)} <span class='muted'>({e(state.get('task'))}, {state.get('rounds')} rounds x "
-            f"{state.get('parallel')} sessions)</span></h1>"
+    state = DiscoveryState.model_validate_json((out / "discovery.json").read_text(encoding="utf-8"))
+    body = (f"<h1>Discovery run {e(name)} <span class='muted'>({e(state.task)}, {state.rounds} rounds x "
+            f"{state.parallel} sessions)</span></h1>{message_form(name, state)}"
             f"<div id='discovery' data-poll='/discovery/{q(name)}/fragment'>{fragment(out)}</div>")
     return page(f"discovery {name}", body, poll_seconds)
 

@@ -26,6 +26,8 @@ margin:.2em 0}
 .muted{color:#777}.error{color:#b00}nav a{margin-right:1em}.preview{margin:.3em 0 .8em 1.5em}
 details>summary{cursor:pointer}.step{border-left:3px solid #ddd;padding-left:.6em;margin:.4em 0}
 button.preview-btn{font-size:11px;padding:0 .4em}table.leaves{width:100%}
+form.message{margin:.5em 0 1.2em;padding:.5em .8em;background:#f0f3f7;border-radius:6px}form.message h3{margin:0 0 .3em}
+form.message textarea,form.message input{vertical-align:middle}.question{border-left:4px solid #d90;padding-left:.6em}
 """
 
 JS = """
@@ -53,6 +55,19 @@ document.addEventListener('click', async (ev) => {
   box.hidden = false; box.textContent = 'reading the file in the confined reader ...';
   const r = await fetch(b.dataset.preview, {cache: 'no-store'});
   box.innerHTML = await r.text(); box.dataset.loaded = '1';
+});
+// a discovery run's message form: POSTed as JSON (the page's policy allows no form submission)
+document.addEventListener('submit', async (ev) => {
+  const f = ev.target.closest('form[data-message]');
+  if (!f) return;
+  ev.preventDefault();
+  const status = f.querySelector('.message-status');
+  status.textContent = 'sending ...';
+  const r = await fetch(f.dataset.message, {method: 'POST', headers: {'Content-Type': 'application/json'},
+    body: JSON.stringify({session: f.elements.session.value, text: f.elements.text.value})});
+  const data = await r.json().catch(() => ({error: 'the view answered ' + r.status}));
+  status.textContent = r.ok ? `${data.sent} sent to ${data.session}` : data.error;
+  if (r.ok) f.elements.text.value = '';
 });
 """
 

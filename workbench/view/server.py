@@ -14,6 +14,11 @@ Routes (GET)::
     /discovery/RUN/fragment             the same, polled while the run goes on
     /static/view.css  /static/view.js
 
+Routes (POST, JSON body)::
+
+    /discovery/RUN/message              {"session": ID, "text": ...}: a person's message to a running session
+                                        (or the answer to the preparation's questions)
+
 Runs and trials are found by name among what is on disk, never by joining a requested name to a path;
 files are served only from inside the trial (:mod:`.files`). Pages may run only the view's own script
 (Content-Security-Policy), and a request whose Host is not this loopback address is refused (a web
@@ -24,7 +29,8 @@ evidence the scoring service withholds, and any process on the machine can reach
 host networking included). So every request needs the view's token, generated at start and printed in its
 URL (``?token=``): the first page sets it as a cookie (HttpOnly, SameSite=Strict, so other sites' pages
 never send it), and an ``Authorization: Bearer`` header works for scripts. A request from another origin
-(its ``Origin`` header) is refused too.
+(its ``Origin`` header) is refused too. The one write, a message to a discovery session, also needs a JSON
+body (a cross-site form cannot send one) of at most 16 KB.
 """
 
 from __future__ import annotations
@@ -51,6 +57,7 @@ APP_CSP = ("default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inli
            "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 FILE_CSP = "default-src 'none'; img-src 'self'; sandbox"
 NOTEBOOK_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; sandbox"
+MAX_POST_BYTES = 16 * 1024
 
 
 class NotFound(Exception):
@@ -138,6 +145,28 @@ class View:
                 NOTEBOOK_CSP
         raise NotFound(path)
 
+    def post(self, path: str, body: dict) -> tuple[int, str, bytes, str]:
+        """(status, content type, body, CSP) for a POST of ``path`` with a JSON ``body``."""
+        from ..discovery import send_message
+        from ..errors import WorkbenchError
+
+        parts = [unquote(p) for p in path.split("/")[1:]]
+        if len(parts) != 3 or parts[0] != "discovery" or parts[2] != "message":
+            raise NotFound(path)
+        out = discovery.discovery_runs(self.root).get(parts[1])
+        if out is None:
+            raise NotFound(path)
+        session, text = body.get("session"), body.get("text")
+        if not isinstance(session, str) or not isinstance(text, str) or not text.strip():
+            return 400, "application/json", json.dumps({"error": "a session id and a text are needed"}).encode(), \
+                APP_CSP
+        try:
+            sent = send_message(out, session, text)
+        except WorkbenchError as exc:
+            return 400, "application/json", json.dumps({"error": str(exc)}).encode(), APP_CSP
+        what = "answer" if sent.name == "answer.txt" else "message"
+        return self._json({"sent": what, "session": session})
+
     @staticmethod
     def _html(text: str) -> tuple[int, str, bytes, str]:
         return 200, "text/html; charset=utf-8", text.encode(), APP_CSP
@@ -165,22 +194,20 @@ def _handler(view: View, hosts: set[str], token: str, cookie: str):
                 offered.append(jar[cookie].value)
             return any(hmac.compare_digest(t.encode(), token.encode()) for t in offered)
 
-        def do_GET(self):  # noqa: N802 (the standard library's name)
-            url = urlsplit(self.path)
-            query = parse_qs(url.query)
+        def _refused(self, query: dict[str, list[str]]) -> bytes | None:
+            """Why a request is refused (its Host, its Origin, no token), or None."""
             if self.headers.get("Host", "") not in hosts:
-                return self._send(403, "text/plain; charset=utf-8", b"refused: unexpected Host header", FILE_CSP)
+                return b"refused: unexpected Host header"
             origin = self.headers.get("Origin")
             if origin is not None and origin.removeprefix("http://") not in hosts:
-                return self._send(403, "text/plain; charset=utf-8", b"refused: a request from another origin",
-                                  FILE_CSP)
+                return b"refused: a request from another origin"
             if not self._authorized(query):
-                return self._send(403, "text/plain; charset=utf-8",
-                                  b"refused: open the URL `workbench view` printed (it holds the view's token)",
-                                  FILE_CSP)
-            self._set_cookie = query.get("token") is not None
+                return b"refused: open the URL `workbench view` printed (it holds the view's token)"
+            return None
+
+        def _answer(self, call) -> None:
             try:
-                self._send(*view.get(url.path, query))
+                self._send(*call())
             except Refused as exc:
                 self._send(403, "text/plain; charset=utf-8", f"refused: {exc}".encode(), FILE_CSP)
             except (NotFound, FileNotFoundError, NotADirectoryError) as exc:
@@ -189,6 +216,32 @@ def _handler(view: View, hosts: set[str], token: str, cookie: str):
                 log.exception("view: %s failed", self.path)
                 self._send(500, "text/plain; charset=utf-8", f"error: {type(exc).__name__}: {exc}".encode(),
                            FILE_CSP)
+
+        def do_GET(self):  # noqa: N802 (the standard library's name)
+            url = urlsplit(self.path)
+            query = parse_qs(url.query)
+            refused = self._refused(query)
+            if refused:
+                return self._send(403, "text/plain; charset=utf-8", refused, FILE_CSP)
+            self._set_cookie = query.get("token") is not None
+            self._answer(lambda: view.get(url.path, query))
+
+        def do_POST(self):  # noqa: N802
+            url = urlsplit(self.path)
+            refused = self._refused(parse_qs(url.query))
+            if refused:
+                return self._send(403, "text/plain; charset=utf-8", refused, FILE_CSP)
+            size = int(self.headers.get("Content-Length") or 0)
+            if not self.headers.get("Content-Type", "").startswith("application/json") or size > MAX_POST_BYTES:
+                return self._send(415 if size <= MAX_POST_BYTES else 413, "text/plain; charset=utf-8",
+                                  b"refused: a JSON body of at most 16 KB", FILE_CSP)
+            try:
+                body = json.loads(self.rfile.read(size) or b"{}")
+            except ValueError:
+                body = None
+            if not isinstance(body, dict):
+                return self._send(400, "text/plain; charset=utf-8", b"refused: not a JSON object", FILE_CSP)
+            self._answer(lambda: view.post(url.path, body))
 
         def _send(self, status: int, ctype: str, body: bytes, csp: str) -> None:
             self.send_response(status)
