@@ -5,6 +5,7 @@ an attacker (bin/attacker) that looks for what a session must not reach."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import subprocess
@@ -469,3 +470,36 @@ def test_only_the_holder_of_the_views_token_can_message_a_session(tmp_path, monk
         assert DiscoveryState.model_validate_json((out / "discovery.json").read_text()).answer == "the real answer"
     finally:
         server.stop()
+
+
+def test_the_report_of_discovery_runs_compares_the_best_so_far_with_the_published_record(three_rounds, tmp_path):
+    """`workbench report` on a directory of discovery runs: the section's table (final best against the
+    published value, valid rate, improvements) from the executed notebook, and its figures in the HTML."""
+    import shutil
+
+    import scrapbook as sb
+
+    from workbench.analysis import discovery
+
+    out, state, _ = three_rounds
+    runs = tmp_path / "runs"
+    shutil.copytree(out, runs / "hillclimb-a", symlinks=True, ignore=shutil.ignore_patterns("final", "workspaces"))
+    proc = run_cli("report", str(runs), "--out", str(tmp_path / "report.html"))
+    assert proc.returncode == 0, proc.stderr
+    (row,) = sb.read_notebook(str(tmp_path / "report.ipynb")).scraps["discovery"].data
+    history = RankedHistory.model_validate_json((out / "history.json").read_text())
+    assert row["run"] == "hillclimb-a" and row["configuration"] == "hillclimb"
+    assert row["final best"] == pytest.approx(state.final["metric"]) and row["published"] == 2.635
+    assert row["beats published"] is True and row["vs published %"] == pytest.approx(
+        100 * (state.final["metric"] - 2.635) / 2.635)
+    assert row["submissions"] == history.submitted and row["valid %"] == pytest.approx(
+        100 * len(history.entries) / history.submitted)
+    assert row["improvements"] >= 1
+    assert row["cost $"] is None or math.isnan(row["cost $"])
+    page = (tmp_path / "report.html").read_text()
+    assert "circle-packing-26: best sum_of_radii so far" in page and "published 2.635" in page
+    assert "No session of these runs reports a cost" in page  # the CLI agent reports none
+    # the best so far never gets worse, and it ends at the history's best
+    _, subs, _ = discovery.load(runs)
+    assert subs["best"].dropna().is_monotonic_increasing
+    assert subs["best"].dropna().iloc[-1] == pytest.approx(history.entries[0].metric)

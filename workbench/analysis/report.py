@@ -24,6 +24,7 @@ from ..errors import WorkbenchError
 # browser is not sent looking for them
 REMOTE_SCRIPT = re.compile(r"<script[^>]*\bsrc=[\"']https?://[^\"']*[\"'][^>]*>\s*</script>")
 OVERVIEW = Path(__file__).resolve().parents[2] / "notebooks" / "analysis" / "overview.ipynb"
+DISCOVERY = OVERVIEW.with_name("discovery.ipynb")  # a directory of discovery runs only
 
 
 def setup_plotly(static: bool) -> bool:
@@ -143,14 +144,33 @@ def banner(runs_dir: str | Path, outcomes: pd.DataFrame) -> str:
 
 def build_report(runs_dir: Path | str, out: Path | str, *, title: str | None = None, static: bool = False,
                  trajectories_per_config: int = 50) -> Path:
-    """Execute the overview for ``runs_dir`` and write ``out`` (HTML) plus the executed notebook beside it."""
+    """Execute the overview for ``runs_dir`` and write ``out`` (HTML) plus the executed notebook beside it.
+
+    The overview covers batch runs and has a section for discovery runs beside them; a directory of discovery
+    runs only gets that section as a report of its own (``notebooks/analysis/discovery.ipynb``).
+
+    Args:
+        runs_dir: a run, or a directory of runs (batch runs, discovery runs or both).
+        out: the HTML file; the executed notebook is written beside it (``.ipynb``).
+        title: the report's title (default: the directory's name).
+        static: matplotlib PNGs instead of interactive plotly.
+        trajectories_per_config: the time-allocation figure samples at most this many trajectories per
+            configuration.
+    """
+    from ..discovery.records import find_runs
     from ..notebooks import execute_notebook
     from .frames import check_configurations, run_dirs
 
     runs_dir, out = Path(runs_dir).resolve(), Path(out)
     runs = run_dirs(runs_dir)
+    if not runs and find_runs(runs_dir):
+        title = title or f"Discovery runs: {runs_dir.name}"
+        executed = execute_notebook(DISCOVERY, out.with_suffix(".ipynb"), {
+            "runs_dir": str(runs_dir), "title": title, "static": static})
+        return export_html(executed, out, title)
     if not runs:
-        raise WorkbenchError(f"{runs_dir}: no runs found (a run directory holds trials/ or results.db)")
+        raise WorkbenchError(f"{runs_dir}: no runs found (a run directory holds trials/ or results.db; a "
+                             "discovery run, discovery.json)")
     check_configurations(runs)  # before the notebook runs: one line, not a notebook's traceback
     title = title or f"Results: {runs_dir.name}"
     executed = execute_notebook(OVERVIEW, out.with_suffix(".ipynb"), {

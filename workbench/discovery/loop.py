@@ -53,7 +53,16 @@ from .goals import (
     propose_goal,
 )
 from .people import ANSWER, PAUSE
-from .records import DiscoveryState, HistoryEntry, Limits, RankedHistory, SessionRecord, scored_attempts, session_parts
+from .records import (
+    DiscoveryState,
+    HistoryEntry,
+    Limits,
+    RankedHistory,
+    SessionRecord,
+    now,
+    scored_attempts,
+    session_parts,
+)
 
 log = logging.getLogger(__name__)
 
@@ -255,7 +264,7 @@ class Controller:
 
         tp = self.trial(rec)
         remove_tree(tp.root)  # an interrupted session runs again from its start
-        rec.status, rec.error = "running", None
+        rec.status, rec.error, rec.started_at, rec.ended_at = "running", None, now(), None
         self.save()
         self.say(f"{rec.id}: {rec.phase} session started ({timeout_sec:.0f} s)")
         try:
@@ -263,7 +272,7 @@ class Controller:
                                    view=self.view(goal, context, timeout_sec), start=start)
         except Exception as exc:  # recorded, the run goes on with what the other sessions found
             log.warning("discovery session %s failed: %s", rec.id, exc)
-            rec.status, rec.error = "failed", f"{type(exc).__name__}: {str(exc)[:400]}"
+            rec.status, rec.error, rec.ended_at = "failed", f"{type(exc).__name__}: {str(exc)[:400]}", now()
             self.save()
             self.say(f"{rec.id}: failed: {rec.error}")
             return
@@ -278,7 +287,7 @@ class Controller:
         if tp.best.is_file():  # a continued session had no valid submission before: its best is this part's
             best = json.loads(tp.best.read_text(encoding="utf-8")).get("discovery") or {}
             rec.best_metric = best.get("metric") if best.get("valid") else None
-        rec.status = "done"
+        rec.status, rec.ended_at = "done", now()
         self.save()
         self.say(f"{rec.id}: {delivery.agent_status}, {rec.attempts} submission(s), best {rec.best_metric}")
 
@@ -428,9 +437,9 @@ def discover(task_dir: Path | str, agent: AgentConfig, out: Path | str, *, round
                 f"sessions done")
         else:
             rounds = rounds or 3
-            state = DiscoveryState(task=str(task.root), agent=agent, propose_agent=propose_agent or agent,
-                                   rounds=rounds, parallel=parallel, limits=limits or Limits(), sandbox=sandbox,
-                                   sessions=_plan(rounds, parallel))
+            state = DiscoveryState(task=str(task.root), started_at=now(), agent=agent,
+                                   propose_agent=propose_agent or agent, rounds=rounds, parallel=parallel,
+                                   limits=limits or Limits(), sandbox=sandbox, sessions=_plan(rounds, parallel))
         ctl = Controller(task, state, out, say)
         ctl.save()
         ctl.loop()

@@ -15,7 +15,7 @@ from pathlib import Path
 from ..errors import WorkbenchError
 from ..io import atomic_write_text
 from ..paths import TrialPaths
-from .records import DiscoveryState
+from .records import DiscoveryState, read_state
 
 PAUSE = "PAUSE"  # RUN/PAUSE: while it exists no new session starts (workbench discover-pause)
 ANSWER = "answer.txt"  # RUN/answer.txt: a person's answer to the prepare session's questions
@@ -23,10 +23,9 @@ MAX_MESSAGE_CHARS = 4000
 
 
 def _state(out: Path) -> DiscoveryState:
-    path = out / "discovery.json"
-    if not path.is_file():
+    if not (out / "discovery.json").is_file():
         raise WorkbenchError(f"{out}: no discovery run here (no discovery.json)")
-    return DiscoveryState.model_validate_json(path.read_text(encoding="utf-8"))
+    return read_state(out)
 
 
 def send_message(out: Path | str, session_id: str, text: str) -> Path:

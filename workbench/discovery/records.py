@@ -7,6 +7,7 @@ copy of the history (and earlier rounds' workspaces) read-only under /home/task/
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
@@ -52,6 +53,8 @@ class SessionRecord(BaseModel):
     attempts: int = 0
     best_metric: float | None = None
     extended_sec: float = 0.0  # the continuation's time granted by --extend (0: not continued)
+    started_at: str | None = None  # ISO time, UTC (its latest part's start)
+    ended_at: str | None = None
     error: str | None = None
 
 
@@ -67,6 +70,7 @@ class DiscoveryState(BaseModel):
     limits: Limits = Field(default_factory=Limits)
     sandbox: str = "bwrap"
     sessions: list[SessionRecord] = Field(default_factory=list)
+    started_at: str | None = None  # ISO time, UTC, of the run's first start
     stopped: str | None = None  # why the run stopped early (the cost limit), else None
     question: str | None = None  # what the prepare session asked a person (its QUESTIONS.md)
     answer: str | None = None  # the person's answer, shown to every later session
@@ -100,6 +104,23 @@ class RankedHistory(BaseModel):
     published: float
     entries: list[HistoryEntry] = Field(default_factory=list)
     submitted: int = 0  # every scored attempt, valid or not
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def find_runs(root: Path) -> dict[str, Path]:
+    """Name -> directory of every discovery run at ``root`` or one level below it."""
+    found = {}
+    for d in [root, *sorted(p for p in root.iterdir() if p.is_dir())] if root.is_dir() else []:
+        if (d / "discovery.json").is_file():
+            found[d.name] = d
+    return found
+
+
+def read_state(out: Path) -> DiscoveryState:
+    return DiscoveryState.model_validate_json((out / "discovery.json").read_text(encoding="utf-8"))
 
 
 def session_parts(out: Path, rec: SessionRecord) -> list[TrialPaths]:

@@ -11,19 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..discovery.records import DiscoveryState, RankedHistory, scored_attempts
+from ..discovery.records import DiscoveryState, RankedHistory, find_runs, read_state, scored_attempts
 from .frame import duration, e, num, page, q
 
 W, H, PAD = 720, 260, 40
-
-
-def discovery_runs(root: Path) -> dict[str, Path]:
-    """Name -> directory of every discovery run at ``root`` or one level below it."""
-    found = {}
-    for d in [root, *sorted(p for p in root.iterdir() if p.is_dir())] if root.is_dir() else []:
-        if (d / "discovery.json").is_file():
-            found[d.name] = d
-    return found
 
 
 def _points(out: Path, state: DiscoveryState) -> list[dict[str, Any]]:
@@ -86,7 +77,7 @@ def chart(out: Path, state: DiscoveryState, history: RankedHistory | None) -> st
 
 
 def fragment(out: Path) -> str:
-    state = DiscoveryState.model_validate_json((out / "discovery.json").read_text(encoding="utf-8"))
+    state = read_state(out)
     hpath = out / "history.json"
     history = RankedHistory.model_validate_json(hpath.read_text(encoding="utf-8")) if hpath.is_file() else None
     rows = "".join(
@@ -131,7 +122,7 @@ def message_form(name: str, state: DiscoveryState) -> str:
 
 
 def discovery_page(name: str, out: Path, poll_seconds: float) -> str:
-    state = DiscoveryState.model_validate_json((out / "discovery.json").read_text(encoding="utf-8"))
+    state = read_state(out)
     body = (f"<h1>Discovery run {e(name)} <span class='muted'>({e(state.task)}, {state.rounds} rounds x "
             f"{state.parallel} sessions)</span></h1>{message_form(name, state)}"
             f"<div id='discovery' data-poll='/discovery/{q(name)}/fragment'>{fragment(out)}</div>")
@@ -140,7 +131,7 @@ def discovery_page(name: str, out: Path, poll_seconds: float) -> str:
 
 def links(root: Path) -> str:
     """The run list's section of discovery runs."""
-    found = discovery_runs(root)
+    found = find_runs(root)
     if not found:
         return ""
     items = "".join(f"<li><a href='/discovery/{q(n)}'>{e(n)}</a></li>" for n in sorted(found))

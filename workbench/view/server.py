@@ -46,6 +46,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from ..discovery.records import find_runs
 from ..evidence import read_manifest
 from . import discovery, frame, pages, summary
 from .files import Refused, contained, content_type
@@ -108,7 +109,7 @@ class View:
         if parts == ["api", "runs"]:
             return self._json(summary.runs(self.root))
         if parts[0] == "discovery" and len(parts) in (2, 3):
-            out = discovery.discovery_runs(self.root).get(parts[1])
+            out = find_runs(self.root).get(parts[1])
             if out is None or (len(parts) == 3 and parts[2] != "fragment"):
                 raise NotFound(path)
             return self._html(discovery.fragment(out) if len(parts) == 3
@@ -153,7 +154,7 @@ class View:
         parts = [unquote(p) for p in path.split("/")[1:]]
         if len(parts) != 3 or parts[0] != "discovery" or parts[2] != "message":
             raise NotFound(path)
-        out = discovery.discovery_runs(self.root).get(parts[1])
+        out = find_runs(self.root).get(parts[1])
         if out is None:
             raise NotFound(path)
         session, text = body.get("session"), body.get("text")
