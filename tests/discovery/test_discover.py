@@ -503,3 +503,37 @@ def test_the_report_of_discovery_runs_compares_the_best_so_far_with_the_publishe
     _, subs, _ = discovery.load(runs)
     assert subs["best"].dropna().is_monotonic_increasing
     assert subs["best"].dropna().iloc[-1] == pytest.approx(history.entries[0].metric)
+
+
+@pytest.mark.model
+def test_codex_and_mini_swe_agent_are_discovery_nodes_against_the_local_model(tmp_path, model_server,
+                                                                              model_server_capped, agent_cli,
+                                                                              monkeypatch):
+    """The CLI agents as EurekAgent's nodes: mini-swe-agent prepares and implements, Codex proposes, both
+    against the local model server with the sandbox reaching only its URL. Gemma 3 270M (a base model) solves
+    nothing; every session ends within its budgets with a trajectory from the CLI's own log, and the run ends
+    with its history and a verdict."""
+    from tests.model_server import MODEL_NAME
+
+    monkeypatch.setenv("OPENAI_API_KEY", "none")
+    mini = AgentConfig(name="mini-gemma", agent="cli", model=MODEL_NAME, network="endpoint", max_turns=2,
+                       options={"preset": "mini-swe-agent", "prefix": str(agent_cli("mini-swe-agent")),
+                                "env": ["OPENAI_API_KEY"], "base_url": model_server,
+                                "config_file": "mini_textbased.yaml",
+                                "config": {"model.model_kwargs.max_tokens": 64, "model.model_kwargs.temperature": 0}})
+    codex = AgentConfig(name="codex-gemma", agent="cli", model=MODEL_NAME, network="endpoint",
+                        options={"preset": "codex", "prefix": str(agent_cli("codex")), "env": ["OPENAI_API_KEY"],
+                                 "base_url": model_server_capped,
+                                 "system_prompt": "You are a coding agent. Run shell commands to do the task.",
+                                 "config": {"model_context_window": 4096}})
+    limits = Limits(prepare_sec=90, propose_sec=90, implement_sec=90)
+    out, said = tmp_path / "run", []
+    state = discover(TASK, mini, out, rounds=1, parallel=1, propose_agent=codex, limits=limits, say=said.append)
+    assert [s.status for s in state.sessions] == ["done"] * 3, said
+    for s in state.sessions:
+        steps = (out / "sessions" / s.id / "session" / "trajectory.jsonl").read_text().splitlines()
+        cli = json.loads(steps[0]).get("cli_version") or ""
+        assert ("codex-cli" in cli) == (s.phase == "propose") and len(steps) >= 2, (s.id, steps[:2])
+        assert s.agent_status in ("completed", "budget_exhausted", "timeout", "refused", "agent_error"), s
+        assert s.wall_sec <= limits.for_phase(s.phase) + 10
+    assert (out / "history.json").is_file() and state.final is not None
