@@ -246,6 +246,8 @@ def test_the_run_page_shows_the_sessions_and_the_score_over_time(three_rounds, b
         page.locator("section.discovery-runs a", has_text="run").click()
         page.wait_for_selector("svg.chart polyline")
         assert page.locator("tr.session").count() == 10
+        latest = page.locator("tr.session[data-session='r1-i1'] td.latest summary")
+        assert latest.inner_text().startswith("turn ")  # each session's latest output, one click away
         best = state.final["metric"]
         assert f"{best:.10g}" in page.locator("svg.chart").inner_html()  # the global best, in its tooltip
         assert page.locator("svg.chart circle[r='7']").count() >= 1  # a round's best

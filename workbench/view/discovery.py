@@ -8,10 +8,12 @@ against the published record. Every string from the run (session messages, descr
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 from ..discovery.records import DiscoveryState, RankedHistory, find_runs, read_state, scored_attempts
+from ..paths import TrialPaths
 from .frame import duration, e, num, page, q
 
 W, H, PAD = 720, 260, 40
@@ -25,6 +27,25 @@ def _points(out: Path, state: DiscoveryState) -> list[dict[str, Any]]:
         pts.append({"at": a.at, "session": s.id, "round": s.round, "valid": d.get("valid") is True,
                     "metric": d.get("metric") if d.get("valid") is True else None})
     return sorted(pts, key=lambda p: p["at"])
+
+
+def latest(out: Path, sid: str, tail_bytes: int = 16384) -> str:
+    """A session's latest output: its trajectory's last step (what the agent said and what it saw), from the
+    file's last ``tail_bytes`` only (a long session's trajectory is not read every poll)."""
+    path = TrialPaths(out / "sessions" / sid).trajectory
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(max(0, fh.seek(0, 2) - tail_bytes))
+            lines = fh.read().decode("utf-8", "replace").splitlines()
+        step = json.loads(lines[-1]) if lines else {}
+    except (OSError, ValueError):
+        return ""
+    seen = [str(o.get("content", "")) for o in step.get("observations") or [] if isinstance(o, dict)]
+    text = "\n".join([str(step.get("message") or ""), *seen[-1:]]).strip()
+    if not text:
+        return ""
+    return (f"<details><summary>turn {e(step.get('turn'))}: {e(text.splitlines()[0][:60])}</summary>"
+            f"<pre>{e(text[:1500])}</pre></details>")
 
 
 def chart(out: Path, state: DiscoveryState, history: RankedHistory | None) -> str:
@@ -85,9 +106,11 @@ def fragment(out: Path) -> str:
         f"<td class='num'>{s.round or ''}</td><td>{e(s.status)}</td><td>{e(s.agent_status or '')}</td>"
         f"<td>{e(s.hypothesis or '')}</td><td class='num'>{s.attempts}</td>"
         f"<td class='num'>{num(s.best_metric, 10)}</td><td class='num'>{duration(s.wall_sec)}</td>"
-        f"<td>{e(s.error or '')}</td></tr>" for s in state.sessions)
+        f"<td>{e(s.error or '')}</td><td class='latest'>{latest(out, s.id) if s.status != 'pending' else ''}</td></tr>"
+        for s in state.sessions)
     table = ("<table class='sessions'><tr><th>session</th><th>phase</th><th>round</th><th>status</th><th>agent</th>"
-             "<th>hypothesis</th><th>submissions</th><th>best</th><th>time</th><th>error</th></tr>" + rows + "</table>")
+             "<th>hypothesis</th><th>submissions</th><th>best</th><th>time</th><th>error</th><th>latest output</th>"
+             "</tr>" + rows + "</table>")
     ranked = ""
     if history and history.entries:
         ranked = ("<h3>Ranked history</h3><table class='history'><tr><th>rank</th><th>metric</th><th>session</th>"

@@ -28,6 +28,7 @@ details>summary{cursor:pointer}.step{border-left:3px solid #ddd;padding-left:.6e
 button.preview-btn{font-size:11px;padding:0 .4em}table.leaves{width:100%}
 form.message{margin:.5em 0 1.2em;padding:.5em .8em;background:#f0f3f7;border-radius:6px}form.message h3{margin:0 0 .3em}
 form.message textarea,form.message input{vertical-align:middle}.question{border-left:4px solid #d90;padding-left:.6em}
+td.latest pre{max-width:40em;max-height:12em;overflow:auto;white-space:pre-wrap;font-size:11px}
 """
 
 JS = """
