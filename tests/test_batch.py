@@ -259,3 +259,25 @@ def test_trial_ids_and_paths_are_deterministic(tmp_path):
     assert sorted(_records(tmp_path / "run")) == ["mini__nop__1", "mini__nop__2", "mini__oracle__1",
                                                   "mini__oracle__2"]
     assert RunPaths(tmp_path / "run").results_db.is_file()
+
+
+def test_the_closing_table_marks_outcomes_awaiting_review_and_withheld(tmp_path):
+    """The mini rubric's oracle trial has leaves awaiting review: its mean R is a lower bound, said so."""
+    from tests.conftest import run_cli
+
+    _, matrix = _setup(tmp_path)
+    proc = run_cli("batch", str(matrix), "--out", str(tmp_path / "run"), "--workers", "1", "--engine", "inline")
+    assert proc.returncode == 0, proc.stderr
+    rows = {line.split()[0]: line.split() for line in proc.stdout.splitlines() if line.startswith(("nop ", "oracle "))}
+    assert rows["oracle"][4].startswith("≥") and rows["oracle"][-2:] == ["1", "0"]  # provisional 1, withheld 0
+    assert rows["nop"][4] == "0.0000" and rows["nop"][-2:] == ["0", "0"]
+    assert "≥: outcomes await review (R so far, a lower bound)" in proc.stdout
+    # a trial flagged for rescoring leaves the mean and is counted as withheld
+    from workbench.batch import summary_rows
+    from workbench.store import Store
+
+    store = Store.for_run(tmp_path / "run")
+    with store.engine.begin() as conn:
+        conn.exec_driver_sql("UPDATE trials SET needs_rescoring = 1 WHERE config = 'oracle'")
+    (oracle,) = [r for r in summary_rows(tmp_path / "run") if r["config"] == "oracle"]
+    assert oracle["withheld"] == 1 and oracle["mean_R"] is None and oracle["provisional"] == 0

@@ -81,6 +81,19 @@ def test_a_full_disk_is_one_line_naming_the_file(tmp_path, scored_run):
     assert "No space left on device (free some space)" in _one_line_error(proc, "No space left on device")
 
 
+def test_an_output_path_under_a_regular_file_is_one_line(tmp_path):
+    """ENOTDIR: `--out afile/sub` with afile a regular file."""
+    root = write_task(tmp_path / "t")
+    afile = tmp_path / "afile"
+    afile.write_text("not a folder")
+    for args in (["run", str(root), "--agent", "oracle", "--out", str(afile / "sub"), "--engine", "inline"],
+                 ["replay", str(root), "--submission", str(root / "solution"), "--out", str(afile / "sub")]):
+        proc = run_cli(*args)
+        line = _one_line_error(proc, "Not a directory")
+        assert "a part of the path is a file, not a folder" in line and str(afile) in line, line
+    assert afile.read_text() == "not a folder"
+
+
 @pytest.mark.slow
 def test_a_results_store_that_cannot_be_opened_is_one_line(scored_run, tmp_path):
     _, run = scored_run

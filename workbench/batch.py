@@ -274,15 +274,21 @@ def run_batch(matrix_path: Path, out: Path, *, executor: str = "local", workers:
 
 
 def summary_rows(run_dir: Path) -> list[dict[str, Any]]:
-    """Per configuration: trials, complete, infra errors, mean R, full count (from the index)."""
+    """Per configuration: trials, complete, infra errors, mean R, full count (from the index), and how many
+    complete outcomes are not final: *provisional* (leaves await review: R so far is a lower bound) and
+    *withheld* (a judge or workbench failure: needs rescoring, left out of the mean)."""
     df = Store.for_run(run_dir).frame()
     df = df[df.run == Path(run_dir).resolve().name]  # a shared store holds other runs too
     rows = []
     for cfg, g in df.groupby("config", sort=True):
         done = g[g.status == "complete"]
+        withheld = done.needs_rescoring.fillna(False).astype(bool)
+        counted = done[~withheld]
         rows.append({"config": cfg, "trials": len(g), "complete": len(done),
                      "infra_error": int((g.status == "infra_error").sum()),
-                     "mean_R": float(done.R.mean()) if len(done) else None,
-                     "full": int(done.full.fillna(False).astype(bool).sum())})
+                     "mean_R": float(counted.R.mean()) if len(counted) else None,
+                     "full": int(counted.full.fillna(False).astype(bool).sum()),
+                     "provisional": int((~counted.final.fillna(False).astype(bool)).sum()),
+                     "withheld": int(withheld.sum())})
     return rows
 

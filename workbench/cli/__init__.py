@@ -65,11 +65,12 @@ def environment_problem(exc: BaseException) -> str | None:
 
     from sqlalchemy.exc import SQLAlchemyError
 
-    if isinstance(exc, OSError) and exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC,
-                                                  errno.EDQUOT):
+    hints = {errno.ENOSPC: "free some space", errno.EDQUOT: "free some space",
+             errno.ENOTDIR: "a part of the path is a file, not a folder", errno.EISDIR: "a folder, not a file",
+             errno.ENAMETOOLONG: "choose a shorter path", errno.ELOOP: "the path's links go round in a circle"}
+    if isinstance(exc, OSError) and exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS, *hints):
         where = f"{exc.filename}: " if exc.filename else ""
-        hint = "free some space" if exc.errno in (errno.ENOSPC, errno.EDQUOT) else "the workbench must write there"
-        return f"{where}{exc.strerror} ({hint})"
+        return f"{where}{exc.strerror} ({hints.get(exc.errno, 'the workbench must write there')})"
     if isinstance(exc, SQLAlchemyError):
         cause = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
         return f"results store: {cause}"

@@ -202,10 +202,16 @@ def batch_cmd(
                     rerun_status=tuple(rerun_status), engine=engine, sandbox=sandbox, slurm=slurm)
     counts = ", ".join(f"{k} {v}" for k, v in sorted(res.counts.items()) if v)
     typer.echo(f"{res.total} trials ({counts})" + (f" on {res.executor}" if res.executor else ""))
-    typer.echo(f"\n{'config':<20}{'trials':>7}{'complete':>9}{'infra':>7}{'mean R':>9}{'full':>6}")
-    for r in summary_rows(res.out):
-        mean = f"{r['mean_R']:.4f}" if r["mean_R"] is not None else "-"
-        typer.echo(f"{r['config']:<20}{r['trials']:>7}{r['complete']:>9}{r['infra_error']:>7}{mean:>9}{r['full']:>6}")
+    typer.echo(f"\n{'config':<20}{'trials':>7}{'complete':>9}{'infra':>7}{'mean R':>10}{'full':>6}"
+               f"{'provisional':>12}{'withheld':>9}")
+    rows = summary_rows(res.out)
+    for r in rows:
+        mean = "-" if r["mean_R"] is None else ("≥" if r["provisional"] else "") + f"{r['mean_R']:.4f}"
+        typer.echo(f"{r['config']:<20}{r['trials']:>7}{r['complete']:>9}{r['infra_error']:>7}{mean:>10}{r['full']:>6}"
+                   f"{r['provisional']:>12}{r['withheld']:>9}")
+    if any(r["provisional"] or r["withheld"] for r in rows):
+        typer.echo("≥: outcomes await review (R so far, a lower bound); withheld: a judge or workbench failure, "
+                   "left out of the mean until `workbench score TASK --trial T` rescores it")
     typer.echo(f"\nresults: {res.out / 'results.db'}   trials: {res.out / 'trials'}")
     if res.interrupted:
         echo_err(f"interrupted: continue with `workbench batch {matrix} --out {out} --resume`")
