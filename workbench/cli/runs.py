@@ -1,4 +1,4 @@
-"""The verbs that read runs: `report`, `view`, `index`, and `export ...` (other tools' formats)."""
+"""The verbs that read runs: `report`, `view`, `lab`, `index`, and `export ...` (other tools' formats)."""
 
 from __future__ import annotations
 
@@ -51,6 +51,24 @@ def view_cmd(runs_dir: Path = typer.Argument(Path("runs"), help="A run or a dire
     finally:
         server.httpd.server_close()
     typer.echo("stopped")
+
+
+@app.command("lab")
+def lab_cmd(run_dir: Path | None = typer.Argument(None, help="A run directory (default: JupyterLab on the current "
+                                                  "directory).", **EXISTING_DIR),
+            port: int = typer.Option(8888, "--port", help="The port to ask for; when it is taken JupyterLab binds "
+                                     "the next free one (printed).")):
+    """JupyterLab on a run, on 127.0.0.1 with a token: the run's reviewer (review.ipynb), its analysis notebook
+    (analysis.ipynb) and each trial's stage notebooks one click away. Ctrl-C stops it and its kernels."""
+    import sys
+
+    from ..lab import serve_lab
+
+    code = serve_lab(run_dir, port, log=sys.stderr,
+                     on_ready=lambda url: typer.echo(f"JupyterLab on {run_dir or Path.cwd()} at {url} "
+                                                     "(Ctrl-C stops it)"))
+    typer.echo("JupyterLab stopped" if code == 0 else f"JupyterLab exited with status {code}")
+    raise typer.Exit(code)
 
 
 @app.command("index")

@@ -9,7 +9,7 @@ from importlib import import_module
 
 _NAMES = {"Reviewer": ".widget", "awaiting_review": ".awaiting", "agreement": ".consensus", "disputes": ".consensus",
           "set_reviewers_required": ".consensus", "record_review": ".records", "rescore_from_reviews": ".records",
-          "reviewers_required": ".records", "query_selection": ".widget"}
+          "reviewers_required": ".records", "query_selection": ".widget", "open_reviewer": ".widget"}
 __all__ = sorted(_NAMES)
 
 

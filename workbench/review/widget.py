@@ -55,6 +55,23 @@ def query_selection(query: str) -> tuple[str, str] | None:
     return (q["trial"][0], q["leaf"][0]) if q.get("trial") and q.get("leaf") else None
 
 
+def open_reviewer(run_dir: str | Path, *, reviewer: str = "", query: str = "") -> w.Widget:
+    """The reviewer of ``run_dir``, or where there is none, one line that says why and what to set: the review
+    notebook opened on its own in JupyterLab shows this, not a traceback.
+
+    Args:
+        run_dir: a run directory (with trials/) or one trial in it.
+        reviewer: the name filled in the reviewer field.
+        query: a URL query string ``trial=T&leaf=L`` that opens one leaf (Voila passes the page's).
+    """
+    try:
+        return Reviewer(run_dir, reviewer=reviewer, select=query_selection(query))
+    except WorkbenchError as exc:
+        return w.HTML(f"<p class='wb-message'><b>No run to review:</b> {html.escape(str(exc))}. Set "
+                      "<code>run_dir</code> in the cell above to a run directory (one holding trials/), or open "
+                      "the run with <code>workbench lab RUN</code>.</p>")
+
+
 class Reviewer(w.VBox):
     """Review the leaves of ``target`` (a run directory or one trial inside a run)."""
 
