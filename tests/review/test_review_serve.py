@@ -138,3 +138,25 @@ def test_a_client_without_the_token_cannot_reach_the_app_its_kernel_or_save_a_re
         assert Store.for_run(review_run).reviews_for("run").empty
     finally:
         server.stop()
+
+
+@pytest.mark.slow
+def test_ten_visits_in_a_row_leave_at_most_the_bound_of_kernels_alive(review_run):
+    """Each visit starts a kernel (~165 MB); tabs that never say goodbye do not pile them up: the eleventh
+    kernel would first shut down the one needed least."""
+    from workbench.review.serve import ReviewServer
+
+    server = ReviewServer(review_run, free_port(), max_kernels=3)
+    try:
+        def kernels() -> list[psutil.Process]:
+            return [p for p in psutil.Process(server.proc.pid).children(recursive=True)
+                    if "ipykernel" in " ".join(p.cmdline()) and p.status() != psutil.STATUS_ZOMBIE]
+
+        alive = []
+        for _ in range(10):
+            app = urllib.request.urlopen(server.url, timeout=180).read().decode()
+            assert "Leaf review" in app  # the visit was served, with a kernel of its own
+            alive.append(len(kernels()))
+        assert alive[:3] == [1, 2, 3] and max(alive) <= 3, alive
+    finally:
+        server.stop()

@@ -17,6 +17,8 @@ def test_the_reviewer_shows_a_leaf_its_evidence_and_saves_a_review(review_run):
     rv = Reviewer(review_run)
     # awaiting review by default: the oracle's two expert leaves; the nop trial's are missing evidence
     assert [v for _, v in rv.leaves.options] == [("mini__oracle__1", "v2"), ("mini__oracle__1", "v3")]
+    label = rv.leaves.options[0][0]  # id, phase, weight and status in words
+    assert label.endswith("v2 · validation · weight 16.7 % · awaiting review · no score · an expert reads the log")
     _select(rv, "v2")
     assert "an expert reads the log" in rv.detail.value and "pending_review" in rv.detail.value
     assert "0.1667" in rv.detail.value and "submission/results/log.txt" in rv.evidence.value
@@ -38,6 +40,13 @@ def test_the_reviewer_shows_a_leaf_its_evidence_and_saves_a_review(review_run):
     assert (rec.reviewer, rec.leaf_id, rec.score, rec.comment) == ("Ada", "v2", 1.0,
                                                                   "the log shows the converged value")
     assert leaves(trial(review_run))["v2"]["status"] == "reviewed"
+    # the confirmation stays at the leaf saved: still listed and shown (now reviewed) until another is picked
+    labels = {v: label for label, v in rv.leaves.options}
+    assert rv.leaves.value == ("mini__oracle__1", "v2") and "· reviewed · score 1 ·" in labels[rv.leaves.value]
+    assert "saved #1" in rv.message.value and "an expert reads the log" in rv.detail.value
+    _select(rv, "v3")
+    assert rv.message.value == ""
+    rv.show.value, rv.show.value = "all", "awaiting"
     assert [v for _, v in rv.leaves.options] == [("mini__oracle__1", "v3")]  # v2 left the queue
     assert f"{ORACLE_R + SIXTH:.4f}" in rv.summary.value and rv.comment.value == ""
 

@@ -2,7 +2,8 @@
 
 Voila executes ``notebooks/apps/review.ipynb`` in a fresh kernel per page load (the kernel learns the
 run and the store from WORKBENCH_REVIEW_RUN and WORKBENCH_STORE_URL) and shows only its widgets.
-Idle kernels are culled so forgotten browser tabs do not pile up.
+A closed tab shuts its kernel down, idle kernels no page is connected to are culled, and at most
+:data:`.kernels.MAX_KERNELS` live at once, so forgotten browser tabs do not pile up.
 
 The URL printed is the one Voila bound, and stopping stops Voila and every kernel
 (:mod:`workbench.jupyter_process`). What this module adds:
@@ -28,12 +29,13 @@ from typing import TextIO
 from ..errors import WorkbenchError
 from ..jupyter_process import START_TIMEOUT, JupyterProcess, run_until_stopped
 from ..paths import RunPaths
+from .kernels import MAX_KERNELS
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the directory holding the workbench package
 APP = PACKAGE_ROOT / "notebooks" / "apps" / "review.ipynb"
 TEMPLATES = Path(__file__).resolve().parent / "jupyter"  # a Jupyter data directory: voila/templates/workbench
 TEMPLATE = "workbench"
-CULL_IDLE_SECONDS = 1800
+CULL_IDLE_SECONDS = 300  # a kernel no page is connected to (its tab closed without saying so) goes after this
 
 
 def app_notebook() -> Path:
@@ -43,10 +45,11 @@ def app_notebook() -> Path:
     return nb
 
 
-def voila_command(run_dir: Path | str, port: int, store_url: str | None = None, token: str | None = None
-                  ) -> tuple[list[str], dict[str, str], str]:
+def voila_command(run_dir: Path | str, port: int, store_url: str | None = None, token: str | None = None,
+                  max_kernels: int = MAX_KERNELS) -> tuple[list[str], dict[str, str], str]:
     """The argv and environment that serve the reviewer for ``run_dir`` on 127.0.0.1:``port``, and the URL to
-    open (with the token every request needs; ``token`` None generates one)."""
+    open (with the token every request needs; ``token`` None generates one); at most ``max_kernels`` kernels
+    live at once (:mod:`.kernels`)."""
     run = RunPaths(Path(run_dir).resolve())
     if not run.trials.is_dir():
         raise WorkbenchError(f"{run_dir}: no trials/ directory (not a run directory)")
@@ -62,7 +65,9 @@ def voila_command(run_dir: Path | str, port: int, store_url: str | None = None, 
     argv = [sys.executable, "-m", "voila", str(app_notebook()), f"--port={port}", "--no-browser",
             "--Voila.ip=127.0.0.1", f"--template={TEMPLATE}", "--show_tracebacks=True",
             f"--MappingKernelManager.cull_idle_timeout={CULL_IDLE_SECONDS}",
-            "--MappingKernelManager.cull_interval=60", "--Voila.auto_token=True"]  # the token: JUPYTER_TOKEN
+            "--MappingKernelManager.cull_interval=60", "--Voila.auto_token=True",  # the token: JUPYTER_TOKEN
+            "--VoilaConfiguration.multi_kernel_manager_class=workbench.review.kernels.BoundedKernelManager",
+            f"--BoundedKernelManager.max_kernels={max_kernels}"]
     return argv, env, f"http://127.0.0.1:{port}/?token={token}"
 
 
@@ -71,8 +76,8 @@ class ReviewServer(JupyterProcess):
     behind (:class:`workbench.jupyter_process.JupyterProcess`)."""
 
     def __init__(self, run_dir: Path | str, port: int, store_url: str | None = None, *, log: TextIO | None = None,
-                 timeout: float = START_TIMEOUT):
-        argv, env, _ = voila_command(run_dir, port, store_url)
+                 timeout: float = START_TIMEOUT, max_kernels: int = MAX_KERNELS):
+        argv, env, _ = voila_command(run_dir, port, store_url, max_kernels=max_kernels)
         super().__init__(argv, env, name="Voila", log=log, timeout=timeout)
 
 

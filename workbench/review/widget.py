@@ -30,6 +30,9 @@ SHOW = [("awaiting review", "awaiting"), ("all leaves", "all"), ("disputed", "di
         ("expert vs judge/check disagree", "disagree"), ("decided by experts", "decided")]
 ICONS = {"scored": "✓", "missing_evidence": "∅", "gated": "⊘", "pending_review": "…", "withheld": "!",
          "reviewed": "★", "adjudicated": "⚖", "disputed": "≠"}
+STATUS_WORDS = {"scored": "scored", "missing_evidence": "evidence missing", "gated": "gated",
+                "pending_review": "awaiting review", "withheld": "withheld", "reviewed": "reviewed",
+                "adjudicated": "adjudicated", "disputed": "disputed"}
 DECIDED = ("reviewed", "adjudicated", "disputed")
 PREVIEW_MEMORY_MB = 1024
 TABLE_STYLE = "<style>.wb-detail th {text-align:left; padding-right:1em; vertical-align:top}</style>"
@@ -53,6 +56,16 @@ def query_selection(query: str) -> tuple[str, str] | None:
 
     q = parse_qs(query or "")
     return (q["trial"][0], q["leaf"][0]) if q.get("trial") and q.get("leaf") else None
+
+
+def _percent(weight: Any) -> str:
+    """A leaf's effective weight (a float, or a fraction as scores.json writes it) as a percentage of R."""
+    from fractions import Fraction
+
+    try:
+        return f"{100 * float(Fraction(str(weight))):.3g} %"
+    except (TypeError, ValueError, ZeroDivisionError):
+        return "?"
 
 
 def open_reviewer(run_dir: str | Path, *, reviewer: str = "", query: str = "") -> w.Widget:
@@ -121,7 +134,8 @@ class Reviewer(w.VBox):
 
         for f in (self.show, self.phase, self.task):
             f.observe(lambda _: self._filter(), names="value")
-        self.leaves.observe(lambda _: self._render_leaf(), names="value")
+        self.leaves.observe(self._picked, names="value")
+        self._saved: tuple[str, str] | None = None  # the leaf just saved: kept in the list beside its confirmation
         self.save.on_click(lambda _: self.save_review())
 
         self.form = w.VBox([self.score_box, self.comment, w.HBox([self.reviewer, self.adjudicate]), self.save])
@@ -171,7 +185,15 @@ class Reviewer(w.VBox):
         self.task.value = keep if keep in tasks else None
         self._filter()
 
+    def _picked(self, change) -> None:
+        if change["new"] != self._saved:  # another leaf: the confirmation was the saved one's
+            self._saved = None
+            self.message.value = ""
+        self._render_leaf()
+
     def _matches(self, r: dict[str, Any]) -> bool:
+        if self._saved == (r["trial"], r["id"]):
+            return True
         show = self.show.value
         if self.phase.value and r["phase"] != self.phase.value:
             return False
@@ -195,10 +217,12 @@ class Reviewer(w.VBox):
         many = self.only_trial is None and len(self.trials) > 1
         options = []
         for r in shown:
-            score = "–" if r["score"] is None else f"{r['score']:g}"
+            score = "no score" if r["score"] is None else f"score {r['score']:g}"
             where = f"{r['trial']} · " if many else ""
-            options.append((f"{ICONS.get(r['status'], '?')} {where}{r['id']} [{r['phase'][:3]}] {score} · "
-                            f"{r['title'][:60]}", (r["trial"], r["id"])))
+            weight = _percent(r.get("effective_weight"))
+            title = f" · {r['title'][:60]}" if r.get("title") else ""
+            options.append((f"{ICONS.get(r['status'], '?')} {where}{r['id']} · {r['phase']} · weight {weight} · "
+                            f"{STATUS_WORDS.get(r['status'], r['status'])} · {score}{title}", (r["trial"], r["id"])))
         self.leaves.options = options
         values = [v for _, v in options]
         self.leaves.value = current if current in values else (values[0] if values else None)
@@ -314,6 +338,7 @@ class Reviewer(w.VBox):
         except WorkbenchError as exc:
             return self._say(str(exc), error=True)
         self.comment.value = ""
+        self._saved = (r["trial"], r["id"])  # the confirmation stays at this leaf, even if the filter hides it
         self.reload()
         self._say(f"saved #{out['review_id']}: {r['id']} is {out['leaf_status']}"
                   + (f" ({out['leaf_score']:g})" if out["leaf_score"] is not None else "")
