@@ -119,8 +119,9 @@ def _cells(html: str) -> list[str]:
 def test_table2_prints_bounds_where_outcomes_await_review(o):
     rows = {r[0]: r for r in (_cells(tr) for tr in re.findall(r"<tr>(.*?)</tr>", table2(metrics.model_table(o)),
                                                                flags=re.S)) if r}
-    assert rows["D"][1:3] == ["80.00 [80.00, 88.00]", "0.00 [0.00, 0.00]"]  # partial, full rate
-    assert rows["A"][1:3] == ["60.00", "0.00"]  # nothing awaiting review: one number each
+    # partial, its interval over tasks (– below three tasks), full rate, its interval
+    assert [rows["D"][i] for i in (1, 3)] == ["80.00 [80.00, 88.00]", "0.00 [0.00, 0.00]"]
+    assert [rows["A"][i] for i in (1, 3)] == ["60.00", "0.00"]  # nothing awaiting review: one number each
     assert rows["D"][-1] == "1" and rows["A"][-1] == "0"  # withheld
 
 

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .frames import PHASE_SHARES, WITHHELD_STATES, ZERO_STATES, _true, sample_per_config
+from .uncertainty import cluster_ci
 
 TRIM = 0.10  # trimmed mean: drop this share of outcomes at each end
 SHARE_OF_PHASE = {f"{p}_share": p for p in ("modeling", "execution", "validation")}  # index column -> phase
@@ -46,9 +47,15 @@ def _rate(flags: pd.Series) -> float:
     return 100 * flags.astype(float).mean() if len(flags) else float("nan")
 
 
+def _ci(values, clusters, scale: float = 100.0) -> dict[str, float]:
+    low, high = cluster_ci(values, clusters)
+    return {"low": scale * low, "high": scale * high}
+
+
 def model_table(o: pd.DataFrame) -> pd.DataFrame:
     """Per configuration: partial score and full rate with their upper bounds (every leaf awaiting review
-    passes), refusal rate, phase scores, turns, hours, tokens, cost, and how many outcomes are
+    passes) and their 95 % intervals over tasks (:mod:`.uncertainty`; ``tasks``: how many are behind
+    them), refusal rate, phase scores, turns, hours, tokens, cost, and how many outcomes are
     provisional, missing or withheld. Scores count withheld outcomes nowhere; the session columns
     (refusal, turns, hours, tokens, cost) cover every completed session, withheld or not: the
     session happened, only its scoring failed."""
@@ -56,10 +63,15 @@ def model_table(o: pd.DataFrame) -> pd.DataFrame:
     for cfg, g in o.groupby("config", sort=True):
         c = _counted(g)
         ran = g[g["status"].isin(["complete"])]
+        partial_ci = _ci(c["score"], c["task"])
+        full_ci = _ci(c["is_full"].astype(float), c["task"])
         rows.append({
             "config": cfg, "model": g["model"].dropna().iloc[0] if g["model"].notna().any() else None,
-            "outcomes": len(g), "partial": 100 * c["score"].mean(), "partial_upper": 100 * c["R_upper"].mean(),
+            "outcomes": len(g), "tasks": int(c.dropna(subset=["score"])["task"].nunique()),
+            "partial": 100 * c["score"].mean(), "partial_upper": 100 * c["R_upper"].mean(),
+            "partial_ci_low": partial_ci["low"], "partial_ci_high": partial_ci["high"],
             "full_rate": _rate(c["is_full"]), "full_rate_upper": _rate(c["full_upper"]),
+            "full_rate_ci_low": full_ci["low"], "full_rate_ci_high": full_ci["high"],
             "refusal_rate": 100 * ran["refused"].map(_true).mean() if len(ran) else np.nan,
             **{p: 100 * c[p].mean() for p in PHASE_SHARES},
             "turns": ran["turns"].astype(float).mean(), "turns_trimmed": trimmed_mean(ran["turns"]),
@@ -89,14 +101,17 @@ def domain_view(o: pd.DataFrame) -> dict[str, Any]:
 
 
 def phase_share_distributions(o: pd.DataFrame) -> pd.DataFrame:
-    """Per phase over outcomes: n, mean, median, IQR and the 10th-90th percentile range (in %)."""
+    """Per phase over outcomes: n, mean with its 95 % interval over tasks, median, IQR and the 10th-90th
+    percentile range (in %)."""
     c = _counted(o)
     rows = []
     for col, phase in SHARE_OF_PHASE.items():
         v = 100 * c[col].dropna().astype(float)
+        ci = _ci(v, c.loc[v.index, "task"], scale=1.0)
         q = v.quantile([0.10, 0.25, 0.50, 0.75, 0.90]) if len(v) else pd.Series([np.nan] * 5,
                                                                                  index=[.1, .25, .5, .75, .9])
-        rows.append({"phase": phase, "n": len(v), "mean": v.mean(), "median": q[0.50], "q25": q[0.25],
+        rows.append({"phase": phase, "n": len(v), "mean": v.mean(), "ci_low": ci["low"], "ci_high": ci["high"],
+                     "median": q[0.50], "q25": q[0.25],
                      "q75": q[0.75], "p10": q[0.10], "p90": q[0.90]})
     return pd.DataFrame(rows)
 
@@ -172,15 +187,16 @@ def time_per_stage(o: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["config", "trials", *TRIAL_TIME.values()])
 
 
-SOTA_COLUMNS = ["config", "outcomes", "surpass_rate", "match_rate", "at_least_match_rate", "reproduce_rate",
-                "mean_g", "withheld"]
+SOTA_COLUMNS = ["config", "outcomes", "surpass_rate", "surpass_ci_low", "surpass_ci_high", "match_rate",
+                "at_least_match_rate", "reproduce_rate", "mean_g", "g_ci_low", "g_ci_high", "withheld"]
 
 
 def sota_summary(o: pd.DataFrame) -> pd.DataFrame:
     """For ``sota`` tasks, per configuration: surpass, match and reproduce (g >= -0.05, at least) rates and
     mean improvement g over the counted outcomes, and how many were withheld. A counted outcome without a
     valid result (missing, refused, or g = -1 from the scorer) is g = -1, band ``below`` (NatureBench's
-    failure floor); a withheld evaluator result is the workbench's failure, so it counts nowhere."""
+    failure floor); a withheld evaluator result is the workbench's failure, so it counts nowhere. The surpass
+    rate and mean g carry their 95 % intervals over tasks."""
     s = o[o["scoring"] == "sota"]
     rows = []
     for cfg, g in s.groupby("config", sort=True):
@@ -188,7 +204,10 @@ def sota_summary(o: pd.DataFrame) -> pd.DataFrame:
         floor = c["state"].isin(ZERO_STATES)
         band = c["sota_band"].mask(floor).fillna("below")
         gain = c["sota_g"].astype(float).mask(floor).fillna(-1.0)
+        surpass_ci, g_ci = _ci((band == "surpass").astype(float), c["task"]), _ci(gain, c["task"], scale=1.0)
         rows.append({"config": cfg, "outcomes": len(c), "surpass_rate": _rate(band == "surpass"),
+                     "surpass_ci_low": surpass_ci["low"], "surpass_ci_high": surpass_ci["high"],
+                     "g_ci_low": g_ci["low"], "g_ci_high": g_ci["high"],
                      "match_rate": _rate(band == "match"),
                      "at_least_match_rate": _rate(band.isin(["surpass", "match"])),
                      "reproduce_rate": _rate(band.isin(["surpass", "match", "reproduce"])),

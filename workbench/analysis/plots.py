@@ -118,19 +118,33 @@ def difficulty(view: dict[str, Any], static: bool = False):
 PHASE_SHARES_TITLE = "Share of each phase's weight earned over outcomes (%): IQR (thick), 10th–90th percentile (thin)"
 
 
+SMALL_N = 5  # below this many outcomes a distribution is drawn as its points' summary only: no bands
+
+
 def phase_shares(dist: pd.DataFrame, static: bool = False):
+    """Each phase's share: median and mean, the IQR and 10th-90th percentile bands where there are at least
+    :data:`SMALL_N` outcomes (percentiles of two outcomes say nothing), the mean's interval over tasks."""
+    dist = dist.copy()
+    few = dist["n"] < SMALL_N
+    for col in ("p10", "q25", "q75", "p90"):
+        dist.loc[few, col] = np.nan
     go = None if static else _plotly()
     if go:
         fig = go.Figure()
         for _, r in dist.iterrows():
+            if pd.isna(r.p10):
+                continue
             fig.add_trace(go.Scatter(x=[r.p10, r.p90], y=[r.phase] * 2, mode="lines", line_width=2,
                                      line_color="#888", showlegend=False, hoverinfo="skip"))
             fig.add_trace(go.Scatter(x=[r.q25, r.q75], y=[r.phase] * 2, mode="lines", line_width=10,
                                      line_color="#4C78A8", showlegend=False, hoverinfo="skip"))
         fig.add_trace(go.Scatter(x=dist["median"], y=dist.phase, mode="markers", name="median",
                                  marker=dict(symbol="circle", size=12, color="white", line_width=2)))
-        fig.add_trace(go.Scatter(x=dist["mean"], y=dist.phase, mode="markers", name="mean",
-                                 marker=dict(symbol="diamond", size=11, color="#F58518")))
+        ci = dist.get("ci_high", dist["mean"]) - dist["mean"], dist["mean"] - dist.get("ci_low", dist["mean"])
+        fig.add_trace(go.Scatter(x=dist["mean"], y=dist.phase, mode="markers", name="mean (95 % CI over tasks)",
+                                 marker=dict(symbol="diamond", size=11, color="#F58518"),
+                                 error_x=dict(type="data", symmetric=False, array=ci[0].fillna(0),
+                                              arrayminus=ci[1].fillna(0))))
         return fig.update_layout(title=PHASE_SHARES_TITLE,
                                  xaxis_range=[0, 100], height=_height(3, 0), yaxis_autorange="reversed")
     plt = _mpl()
@@ -158,16 +172,24 @@ def turns(tv: dict[str, Any], static: bool = False):
         fig = go.Figure(go.Scatter(x=p.turns_trimmed, y=p.partial, mode="markers+text", text=p.config,
                                    textposition="top center", marker_size=11))
         return fig.update_layout(title=title, xaxis_title="trimmed-mean turns", yaxis_title="partial score %",
-                                 height=420)
+                                 height=420, xaxis_range=_turns_range(p), yaxis_range=[0, 105])
     plt = _mpl()
     fig, ax = plt.subplots(figsize=(7, 4.2))
     ax.scatter(p.turns_trimmed, p.partial)
     for _, r in p.iterrows():
         ax.annotate(r.config, (r.turns_trimmed, r.partial), fontsize=7, xytext=(3, 3), textcoords="offset points")
+    ax.set_xlim(*_turns_range(p))
+    ax.set_ylim(0, 105)
     ax.set_xlabel("trimmed-mean turns")
     ax.set_ylabel("partial score %")
     ax.set_title(title)
     return fig
+
+
+def _turns_range(p: pd.DataFrame) -> list[float]:
+    """Turns are counts: the axis starts at 0 and reaches past the largest (1 when every count is 0)."""
+    top = float(p.turns_trimmed.max()) if len(p) else 0.0
+    return [0.0, max(1.0, 1.1 * top)]
 
 
 # --- time allocation (Fig. 6c) -------------------------------------------------------------------

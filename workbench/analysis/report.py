@@ -50,13 +50,31 @@ def fmt_table(df: pd.DataFrame, digits: int = 2) -> str:
     return out.to_html(index=False, border=0, classes="wb-table", na_rep="–")
 
 
-TABLE2 = {"config": "configuration", "partial": "partial %", "full_rate": "full %", "refusal_rate": "refusal %",
+TABLE2 = {"config": "configuration", "partial": "partial %", "partial_ci": "partial 95 % CI", "full_rate": "full %",
+          "full_ci": "full 95 % CI", "tasks": "tasks (n)", "refusal_rate": "refusal %",
           "modeling_share": "modeling, % of phase", "execution_share": "execution, % of phase",
           "validation_share": "validation, % of phase", "turns": "turns",
           "turns_trimmed": "turns (trimmed)", "hours": "hours", "tokens": "tokens (M)", "cost_usd": "cost $",
           "provisional": "awaiting review", "refused_no_fallback": "refused", "missing": "missing",
           "withheld": "withheld"}
 BOUNDED = {"partial": "partial_upper", "full_rate": "full_rate_upper"}  # lower bound -> upper bound
+
+
+def with_intervals(df: pd.DataFrame, digits: int = 1) -> pd.DataFrame:
+    """Each ``X_ci_low`` / ``X_ci_high`` pair as one column ``X 95 % CI`` (``[low, high]``, ``–`` where there
+    is none), right after the column it is the interval of (``X``, ``X_rate`` or ``mean_X``)."""
+    from .uncertainty import interval
+
+    out = df.copy()
+    for low in [c for c in df.columns if c.endswith("_ci_low")]:
+        stem, high = low.removesuffix("_ci_low"), low.replace("_ci_low", "_ci_high")
+        out[f"{stem} 95 % CI"] = [interval(a, b, digits) for a, b in zip(df[low], df[high], strict=True)]
+        out = out.drop(columns=[low, high])
+        cols = [c for c in out.columns if c != f"{stem} 95 % CI"]
+        anchor = next((c for c in (stem, f"{stem}_rate", f"mean_{stem}") if c in cols), cols[-1])
+        cols.insert(cols.index(anchor) + 1, f"{stem} 95 % CI")
+        out = out[cols]
+    return out
 
 
 def _bounds(low: float, high: float, bounded: bool, digits: int) -> str:
@@ -70,8 +88,13 @@ def _bounds(low: float, high: float, bounded: bool, digits: int) -> str:
 def table2(table: pd.DataFrame, digits: int = 2) -> str:
     """The configuration table as readers want it: named columns, tokens in millions, the model column
     only where it differs from the configuration name, and partial score and full rate with their
-    bounds [lower, upper] where a configuration has outcomes awaiting review."""
+    bounds [lower, upper] where a configuration has outcomes awaiting review, each beside its 95 % interval
+    over tasks (cluster bootstrap, :mod:`.uncertainty`) and the number of tasks behind it."""
+    from .uncertainty import interval
+
     t = table.assign(tokens=table["tokens"] / 1e6)
+    for name, col in (("partial_ci", "partial"), ("full_ci", "full_rate")):
+        t[name] = [interval(lo, hi) for lo, hi in zip(t[f"{col}_ci_low"], t[f"{col}_ci_high"], strict=True)]
     for low, high in BOUNDED.items():
         t[low] = [_bounds(lo, hi, n > 0, digits) for lo, hi, n in zip(t[low], t[high], t["provisional"], strict=True)]
     cols = list(TABLE2)
