@@ -246,3 +246,43 @@ def test_the_cli_says_when_the_port_is_taken(review_run):
         res = run_cli("view", str(review_run), "--port", str(s.getsockname()[1]), timeout=60)
     assert res.returncode == 1 and res.stderr.startswith("error: cannot serve on 127.0.0.1:")
     assert len(res.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.slow
+def test_the_evidence_tree_puts_every_file_under_its_own_folder(tmp_path):
+    """Folders nested in the sources and in the results: each entry's row comes after its folder's row and
+    before any other folder of that depth (it once listed every folder first and the files after them)."""
+    import re
+
+    from tests.conftest import config, write_task
+    from workbench.pipeline import run_trial
+    from workbench.task import load_task
+    from workbench.view.server import ViewServer
+
+    root = write_task(tmp_path / "mini")
+    (root / "solution" / "src" / "deep").mkdir(parents=True)
+    (root / "solution" / "src" / "deep" / "helper.py").write_text("X = 1\n")
+    (root / "solution" / "src" / "main.py").write_text("print(1)\n")
+    with (root / "solution" / "reproduce.sh").open("a") as f:
+        f.write("mkdir -p results/plots/raw results/tables\necho 1 > results/plots/raw/a.csv\n"
+                "echo 2 > results/plots/b.csv\necho 3 > results/tables/t.csv\necho 4 > results/zz.txt\n")
+    rec = run_trial(load_task(root), config("oracle"), tmp_path / "runs" / "run", engine="inline")
+    server = ViewServer(tmp_path / "runs")
+    server.start()
+    try:
+        status, _, page = get(server, f"/run/run/trial/{rec.id}")
+    finally:
+        server.stop()
+    assert status == 200
+    rows = re.findall(r"<tr class='(dir|file)' data-path='([^']*)'", page)
+    paths = [p for _, p in rows]
+    for want in ("submission/src/deep/helper.py", "submission/results/plots/raw/a.csv", "submission/results/zz.txt"):
+        assert want in paths, paths
+    open_dirs: list[str] = []  # the folders the row at hand is inside, outermost first
+    for kind, path in rows:
+        parent = path.rsplit("/", 1)[0] if "/" in path else ""
+        while open_dirs and not (parent == open_dirs[-1] or parent.startswith(open_dirs[-1] + "/")):
+            open_dirs.pop()
+        assert (open_dirs[-1] if open_dirs else "") == parent, (path, open_dirs)
+        if kind == "dir":
+            open_dirs.append(path)

@@ -24,6 +24,7 @@ from .frame import STATUS_COLORS, cost, duration, e, num, page, q, status_badge,
 from .summary import STATUSES, read_scores, trial_summary
 
 MAX_TREE = 2000  # evidence entries listed
+MAX_LISTED = 20 * MAX_TREE  # evidence entries read to order the tree
 MAX_STEPS = 2000  # trajectory steps shown
 MAX_PROCESSES = 300
 TEXT_CHARS = 8000  # of one message or observation
@@ -183,14 +184,23 @@ def _evidence(tp: TrialPaths, base: str, provenance: dict[str, Any]) -> str:
         note = ""
     sources = provenance.get("source_hashes_before") or {}
     rows = []
-    for n, entry in enumerate(Walk(tp.evidence)):
+    # Walk lists a folder's entries before entering any of them; a tree shows each folder's contents right
+    # under it, so the entries are put in path order (at most MAX_LISTED read: a bound on the host's work)
+    listed = []
+    for entry in Walk(tp.evidence):
+        listed.append(entry)
+        if len(listed) >= MAX_LISTED:
+            break
+    listed.sort(key=lambda entry: entry.rel.split("/"))
+    for n, entry in enumerate(listed):
         if n >= MAX_TREE:
             rows.append(f"<tr><td colspan='5' class='muted'>… first {MAX_TREE} entries shown</td></tr>")
             break
         depth, name = entry.rel.count("/"), entry.rel.rsplit("/", 1)[-1]
         pad = f"padding-left:{0.6 + 1.2 * depth:.1f}em"
         if entry.is_dir:
-            rows.append(f"<tr class='dir'><td style='{pad}'>{e(name)}/</td><td></td><td></td><td></td><td></td></tr>")
+            rows.append(f"<tr class='dir' data-path='{e(entry.rel)}'><td style='{pad}'>{e(name)}/</td><td></td>"
+                        "<td></td><td></td><td></td></tr>")
             continue
         manifest = entry.rel == "MANIFEST.sha256"
         digest = "–" if manifest else (hashes.get(entry.rel) or "not in the manifest")[:16]
