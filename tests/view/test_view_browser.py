@@ -82,3 +82,44 @@ def test_the_run_list_follows_a_batch_without_a_reload(review_run, view, browser
         assert "1 running · 1 queued · 3 complete" in page.locator(".progress").inner_text()
         assert page.locator("tr[data-trial='mini__late__1'] a").count() == 1  # now it can be opened
         assert page.evaluate("window.sameDocument") is True  # refreshed in place, not reloaded
+
+
+def test_the_run_list_sorts_filters_and_opens_a_grid_cell_into_a_side_by_side_comparison(review_run, browser):
+    from workbench.view.server import ViewServer
+
+    server = ViewServer(review_run.parent, poll_seconds=1)
+    server.start()
+    try:
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(server.url)
+        shown = "rows => rows.filter(r => !r.hidden).map(r => r.dataset.trial)"
+        trials = page.locator("table.trials tr[data-row]")
+        assert trials.evaluate_all(shown) == ["mini__nop__1", "mini__oracle__1"]
+        page.locator("#find").fill("oracle")  # search
+        assert trials.evaluate_all(shown) == ["mini__oracle__1"]
+        page.locator("#find").fill("")
+        page.locator("table.trials th", has_text="R").first.click()  # sort by R, ascending, then descending
+        page.locator("table.trials th", has_text="R").first.click()
+        assert trials.evaluate_all(shown) == ["mini__oracle__1", "mini__nop__1"]
+        page.wait_for_timeout(2500)  # a refresh of the list keeps the order
+        assert trials.evaluate_all(shown) == ["mini__oracle__1", "mini__nop__1"]
+        page.locator("#status-filter").select_option("complete")
+        assert len(trials.evaluate_all(shown)) == 2
+        cell = page.locator("table.grid td[data-task='mini'][data-config='oracle']")
+        assert "n 1" in cell.inner_text() and "full 0%" in cell.inner_text()
+        page.screenshot(path=str(ARTIFACTS / "view_runs_grid.png"), full_page=True)
+        cell.locator("a").click()
+        page.wait_for_selector("table.compare")
+        heads = page.locator("table.compare th").all_inner_texts()
+        assert "mini__oracle__1" in heads[3] and "mini__nop__1" in heads[4]  # the cell's one attempt, the other
+        leaves = page.locator("table.compare tr.leaf")
+        assert leaves.evaluate_all("rows => rows.map(r => r.dataset.leaf)") == ["m1", "e1", "v1", "v2", "v3"]
+        assert page.locator("table.compare tr.leaf.differs[data-leaf='v1']").count() == 1  # met vs not
+        link = page.locator("table.compare tr[data-leaf='v1'] td").nth(3).locator("a")
+        assert link.inner_text() == "submission/results/value.json"  # the evidence it was scored on
+        page.screenshot(path=str(ARTIFACTS / "view_compare.png"), full_page=True)
+        page.locator("select[data-compare='b']").select_option("mini__oracle__1")  # switch a side
+        page.wait_for_url("**b=mini__oracle__1**")
+        assert page.locator("table.compare tr.leaf.differs").count() == 0
+    finally:
+        server.stop()

@@ -28,6 +28,10 @@ details>summary{cursor:pointer}.step{border-left:3px solid #ddd;padding-left:.6e
 button.preview-btn{font-size:11px;padding:0 .4em}table.leaves{width:100%}
 form.message{margin:.5em 0 1.2em;padding:.5em .8em;background:#f0f3f7;border-radius:6px}form.message h3{margin:0 0 .3em}
 form.message textarea,form.message input{vertical-align:middle}.question{border-left:4px solid #d90;padding-left:.6em}
+table.sortable th[data-col]{cursor:pointer}
+th[data-sorted=up]::after{content:' ▲'}th[data-sorted=down]::after{content:' ▼'}
+table.grid td.cell a{text-decoration:none;color:inherit;display:block}table.grid td.cell:hover{background:#eef4fb}
+table.compare tr.differs{background:#fff4e0}.tools{margin:.5em 0 1em}
 td.latest pre{max-width:40em;max-height:12em;overflow:auto;white-space:pre-wrap;font-size:11px}
 """
 
@@ -41,14 +45,55 @@ async function poll() {
       const r = await fetch(el.dataset.poll, {cache: 'no-store'});
       if (!r.ok) continue;
       const text = await r.text();
-      if (text !== el.dataset.last) { el.innerHTML = text; el.dataset.last = text; }
+      if (text !== el.dataset.last) { el.innerHTML = text; el.dataset.last = text; arrange(); }
       if (el.querySelector('[data-final]')) { delete el.dataset.poll; location.reload(); }
     } catch (err) { /* the view stopped; keep what is shown */ }
   }
 }
 setInterval(poll, every);
+// the run list: search, a status filter and sorting by a column, applied again after every refresh
+const order = {col: null, dir: 1};
+function key(row, col) {
+  const cell = row.children[col];
+  if (!cell) return '';
+  if (cell.dataset.v !== undefined) return cell.dataset.v === '' ? null : parseFloat(cell.dataset.v);
+  return cell.textContent.trim().toLowerCase();
+}
+function arrange() {
+  const find = document.getElementById('find'), status = document.getElementById('status-filter');
+  const words = find ? find.value.trim().toLowerCase() : '', want = status ? status.value : '';
+  for (const table of document.querySelectorAll('table.sortable')) {
+    const rows = [...table.querySelectorAll('tr[data-row]')];
+    for (const r of rows) {
+      r.hidden = !((!words || r.textContent.toLowerCase().includes(words)) && (!want || r.dataset.status === want));
+    }
+    if (order.col === null || !rows.length) continue;
+    rows.sort((a, b) => {
+      const x = key(a, order.col), y = key(b, order.col);
+      if (x === y) return 0;
+      if (x === null) return 1;
+      if (y === null) return -1;
+      return (x < y ? -1 : 1) * order.dir;
+    });
+    for (const r of rows) r.parentNode.appendChild(r);
+  }
+  for (const th of document.querySelectorAll('table.sortable th[data-col]')) {
+    th.dataset.sorted = +th.dataset.col === order.col ? (order.dir > 0 ? 'up' : 'down') : '';
+  }
+}
+document.addEventListener('input', (ev) => { if (ev.target.closest('#find, #status-filter')) arrange(); });
+document.addEventListener('change', (ev) => {
+  if (ev.target.closest('#status-filter')) arrange();
+  const side = ev.target.closest('select[data-compare]');
+  if (side) {  // a comparison's two selectors: open the pair chosen
+    const pick = (s) => document.querySelector(`select[data-compare='${s}']`).value;
+    location.href = location.pathname + '?' + new URLSearchParams({a: pick('a'), b: pick('b')});
+  }
+});
 // preview buttons load an evidence file's preview (read in the confined reader) below their row
 document.addEventListener('click', async (ev) => {
+  const th = ev.target.closest('table.sortable th[data-col]');
+  if (th) { const col = +th.dataset.col; order.dir = order.col === col ? -order.dir : 1; order.col = col; arrange(); }
   const b = ev.target.closest('[data-preview]');
   if (!b) return;
   const box = document.getElementById(b.dataset.target);

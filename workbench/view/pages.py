@@ -20,6 +20,7 @@ from ..receipts import Receipts
 from ..rubric.phases import PHASES
 from ..trajectory import read_trajectory
 from ..trial_record import read_trial
+from .compare import grid
 from .frame import STATUS_COLORS, cost, duration, e, num, page, q, status_badge, trial_url
 from .summary import STATUSES, read_scores, trial_summary
 
@@ -47,21 +48,30 @@ def run_section(run: dict[str, Any]) -> str:
         r = num(t.get("R"), 4)
         if t.get("R_upper") is not None and t.get("R") is not None and t["R_upper"] > t["R"]:
             r += f" <span class='muted'>[≤ {num(t['R_upper'], 4)}]</span>"
-        rows.append(f"<tr class='trial' data-trial='{e(t['id'])}'><td>{name}</td><td>{e(t.get('task', ''))}</td>"
-                    f"<td>{e(t.get('config', ''))}</td><td class='num'>{e(t.get('attempt', ''))}</td>"
-                    f"<td>{status_badge(t['status'], t.get('stage'))}</td><td class='num'>{r}</td>"
-                    f"<td class='num'>{num(t.get('coverage'))}</td><td class='num'>{t.get('tokens') or '–'}</td>"
-                    f"<td class='num'>{cost(t.get('cost_usd'))}</td><td class='num'>{duration(t.get('seconds'))}</td>"
-                    "</tr>")
+        rows.append(f"<tr class='trial' data-row data-trial='{e(t['id'])}' data-status='{e(t['status'])}'>"
+                    f"<td>{name}</td><td>{e(t.get('task', ''))}</td>"
+                    f"<td>{e(t.get('config', ''))}</td><td class='num' data-v='{_v(t.get('attempt'))}'>"
+                    f"{e(t.get('attempt', ''))}</td><td>{status_badge(t['status'], t.get('stage'))}</td>"
+                    f"<td class='num' data-v='{_v(t.get('R'))}'>{r}</td>"
+                    f"<td class='num' data-v='{_v(t.get('coverage'))}'>{num(t.get('coverage'))}</td>"
+                    f"<td class='num' data-v='{_v(t.get('tokens'))}'>{t.get('tokens') or '–'}</td>"
+                    f"<td class='num' data-v='{_v(t.get('cost_usd'))}'>{cost(t.get('cost_usd'))}</td>"
+                    f"<td class='num' data-v='{_v(t.get('seconds'))}'>{duration(t.get('seconds'))}</td></tr>")
     kind = "batch" if run["batch"] else "run"
     head = (f"<h2 class='run' data-run='{e(run['name'])}'>{e(run['name'])} <span class='muted'>({kind}, "
             f"{e(run['path'])})</span></h2>{_progress(run)}"
             f"<div>mean R of scored trials {num(run['mean_R'], 4)} · tokens {run['tokens']} · "
             f"cost {cost(run['cost_usd'])} · time {duration(run['seconds'])}</div>")
-    table = ("<table class='trials'><tr><th>trial</th><th>task</th><th>configuration</th><th>attempt</th>"
-             "<th>status</th><th>R</th><th>coverage</th><th>tokens</th><th>cost</th><th>time</th></tr>"
+    cols = ("trial", "task", "configuration", "attempt", "status", "R", "coverage", "tokens", "cost", "time")
+    table = ("<table class='trials sortable'><tr>" + "".join(f"<th data-col='{i}' title='sort'>{c}</th>"
+                                                          for i, c in enumerate(cols)) + "</tr>"
              + "".join(rows) + "</table>")
-    return f"<section class='run-section'>{head}{table}</section>"
+    return f"<section class='run-section'>{head}{grid(run)}{table}</section>"
+
+
+def _v(x: Any) -> str:
+    """A cell's value to sort by (numbers sort as numbers; a missing one last)."""
+    return "" if x is None else e(x)
 
 
 def runs_fragment(runs: list[dict[str, Any]], root: Path) -> str:
@@ -73,7 +83,11 @@ def runs_fragment(runs: list[dict[str, Any]], root: Path) -> str:
 def runs_page(runs: list[dict[str, Any]], root: Path, poll_seconds: float) -> str:
     from .discovery import links
 
-    body = (f"<h1>Runs in {e(root)}</h1>{links(root)}"
+    statuses = "".join(f"<option value='{e(s)}'>{e(s)}</option>" for s in STATUSES)
+    tools = ("<div class='tools'><input type='search' id='find' placeholder='search trials: task, configuration, "
+             f"id …' size='40'> <select id='status-filter'><option value=''>any status</option>{statuses}</select> "
+             "<span class='muted'>click a column to sort</span></div>")
+    body = (f"<h1>Runs in {e(root)}</h1>{links(root)}{tools}"
             f"<div id='runs' data-poll='/fragment/runs'>{runs_fragment(runs, root)}</div>"
             f"<p class='muted'>Refreshes every {poll_seconds:g} s.</p>")
     return page("workbench view", body, poll_seconds)

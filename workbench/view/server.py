@@ -4,6 +4,7 @@ Routes (GET)::
 
     /                                   the run list (polls /fragment/runs while open)
     /api/runs                           the same as JSON
+    /run/RUN/compare?a=T&b=T            two trials of one task side by side (or ?task=&config=: a grid cell)
     /run/RUN/trial/T                    a trial's page
     /api/run/RUN/trial/T                its summary and leaves as JSON
     /run/RUN/trial/T/fragment/summary   its summary (polled while the trial runs)
@@ -48,7 +49,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from ..discovery.records import find_runs
 from ..evidence import read_manifest
-from . import discovery, frame, pages, summary
+from . import compare, discovery, frame, pages, summary
 from .files import Refused, contained, content_type
 
 log = logging.getLogger(__name__)
@@ -118,6 +119,12 @@ class View:
             css = parts[1].endswith(".css")
             return (200, "text/css; charset=utf-8" if css else "text/javascript; charset=utf-8",
                     (frame.CSS if css else frame.JS).encode(), APP_CSP)
+        if parts[0] == "run" and len(parts) == 3 and parts[2] == "compare":
+            run = summary.find_run(self.root, parts[1])
+            a, b, candidates = compare.pick(run, query) if run else (None, None, [])
+            if a is None or b is None:
+                raise NotFound(f"nothing to compare in run {parts[1]!r} for {query}")
+            return self._html(compare.compare_page(run, a, b, candidates, self.poll_seconds))
         api = parts[0] == "api"
         rest = parts[1:] if api else parts
         if len(rest) < 4 or rest[0] != "run" or rest[2] != "trial":
