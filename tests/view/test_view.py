@@ -71,9 +71,27 @@ def test_a_batch_in_progress_shows_running_queued_and_tokens_so_far(view, review
         assert run["batch"] and run["tokens"] == 4000
         page = get(view, "/fragment/runs")[2]
         assert "running: replay" in page and "5 trial(s): 1 running · 2 queued · 2 complete" in page
-    # nobody holds its lock any more: the batch was killed, and the trial says so
+        # the running stage's log, live: its last lines only, escaped
+        slow = review_run / "trials" / "mini__slow__1"
+        (slow / "replay").mkdir(exist_ok=True)
+        (slow / "replay" / "stdout.log").write_text("".join(f"step {i}\n" for i in range(5000)) + "<b>done?</b>\n")
+        trial_page = get(view, "/run/run/trial/mini__slow__1/fragment/summary")[2]
+        assert "replay stdout" in trial_page and "step 4999" in trial_page and "step 10\n" not in trial_page
+        assert "&lt;b&gt;done?&lt;/b&gt;" in trial_page and "<b>done?</b>" not in trial_page
+    # nobody holds its lock any more: the batch was killed, and the trial says so, with what resumes it
     (run,) = json.loads(get(view, "/api/runs")[2])
     assert {t["id"]: t["status"] for t in run["trials"]}["mini__slow__1"] == "interrupted"
+    trial_page = get(view, "/run/run/trial/mini__slow__1")[2]
+    assert f"workbench batch MATRIX.toml --out {review_run} --resume" in trial_page
+    runs = get(view, "/")[2]  # the report: the command that writes it, then a link to it
+    assert f"workbench report {review_run} --out {review_run / 'report.html'}" in runs
+    assert f"workbench lab {review_run}" in runs
+    (review_run / "report.html").write_text("<html><script>document.title = 'plotly'</script>a report</html>")
+    assert "href='/run/run/report'" in get(view, "/")[2]
+    status, headers, body = get(view, "/run/run/report")
+    assert status == 200 and "a report" in body
+    assert headers["Content-Security-Policy"].startswith("sandbox allow-scripts;")  # an origin of its own
+    assert "allow-same-origin" not in headers["Content-Security-Policy"]
 
 
 def test_a_trial_page_has_leaves_by_phase_evidence_provenance_receipts_and_trajectory(view, review_run):

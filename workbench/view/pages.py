@@ -22,8 +22,10 @@ from ..trajectory import read_trajectory
 from ..trial_record import read_trial
 from .compare import grid
 from .frame import STATUS_COLORS, cost, duration, e, num, page, q, status_badge, trial_url
+from .live import log_tail, resume_command
 from .summary import STATUSES, read_scores, trial_summary
 
+REPORT = "report.html"  # a run's report, where `workbench view` links it (workbench report RUN --out RUN/report.html)
 MAX_TREE = 2000  # evidence entries listed
 MAX_LISTED = 20 * MAX_TREE  # evidence entries read to order the tree
 MAX_STEPS = 2000  # trajectory steps shown
@@ -58,10 +60,16 @@ def run_section(run: dict[str, Any]) -> str:
                     f"<td class='num' data-v='{_v(t.get('cost_usd'))}'>{cost(t.get('cost_usd'))}</td>"
                     f"<td class='num' data-v='{_v(t.get('seconds'))}'>{duration(t.get('seconds'))}</td></tr>")
     kind = "batch" if run["batch"] else "run"
+    report = RunPaths(Path(run["path"])).root / REPORT
+    report_link = (f"<a class='report' href='/run/{q(run['name'])}/report' target='_blank'>report</a>"
+                   if report.is_file() else
+                   f"report: <code>workbench report {e(run['path'])} --out {e(report)}</code>")
     head = (f"<h2 class='run' data-run='{e(run['name'])}'>{e(run['name'])} <span class='muted'>({kind}, "
             f"{e(run['path'])})</span></h2>{_progress(run)}"
             f"<div>mean R of scored trials {num(run['mean_R'], 4)} · tokens {run['tokens']} · "
-            f"cost {cost(run['cost_usd'])} · time {duration(run['seconds'])}</div>")
+            f"cost {cost(run['cost_usd'])} · time {duration(run['seconds'])}</div>"
+            f"<div class='run-links muted'>{report_link} · in JupyterLab: <code>workbench lab {e(run['path'])}</code>"
+            f"</div>")
     cols = ("trial", "task", "configuration", "attempt", "status", "R", "coverage", "tokens", "cost", "time")
     table = ("<table class='trials sortable'><tr>" + "".join(f"<th data-col='{i}' title='sort'>{c}</th>"
                                                           for i, c in enumerate(cols)) + "</tr>"
@@ -120,8 +128,12 @@ def _summary(run: RunPaths, tp: TrialPaths) -> str:
             ("cost", cost(t.get("cost_usd"))), ("time", duration(t.get("seconds")))]
     if t.get("error"):
         rows.append(("error", f"<span class='error'>{e(t['error'])}</span>"))
+    rec = read_trial(tp)
+    if t["status"] == "interrupted" and rec is not None:
+        rows.append(("resume", f"<code class='resume'>{e(resume_command(run, rec))}</code>"))
     final = "" if t["status"] in ("running", "queued") else "<span data-final></span>"
-    return _kv(rows, "trial-summary") + final
+    live = log_tail(tp, t.get("stage")) if t["status"] == "running" else ""
+    return _kv(rows, "trial-summary") + live + final
 
 
 def summary_fragment(run: RunPaths, tp: TrialPaths) -> str:

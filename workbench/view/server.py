@@ -4,6 +4,7 @@ Routes (GET)::
 
     /                                   the run list (polls /fragment/runs while open)
     /api/runs                           the same as JSON
+    /run/RUN/report                     the run's report (RUN/report.html), when `workbench report` wrote one
     /run/RUN/compare?a=T&b=T            two trials of one task side by side (or ?task=&config=: a grid cell)
     /run/RUN/trial/T                    a trial's page
     /api/run/RUN/trial/T                its summary and leaves as JSON
@@ -60,6 +61,9 @@ APP_CSP = ("default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inli
 FILE_CSP = "default-src 'none'; img-src 'self'; sandbox"
 NOTEBOOK_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; sandbox"
 MAX_POST_BYTES = 16 * 1024
+# a report runs its own (embedded) plotly script, in a sandbox of its own origin: it reaches nothing of the view's
+REPORT_CSP = ("sandbox allow-scripts; default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+              "img-src data:; font-src data:")
 
 
 class NotFound(Exception):
@@ -119,6 +123,12 @@ class View:
             css = parts[1].endswith(".css")
             return (200, "text/css; charset=utf-8" if css else "text/javascript; charset=utf-8",
                     (frame.CSS if css else frame.JS).encode(), APP_CSP)
+        if parts[0] == "run" and len(parts) == 3 and parts[2] == "report":
+            run = summary.find_run(self.root, parts[1])
+            if run is None or not (run.root / pages.REPORT).is_file():
+                raise NotFound(path)
+            with open(contained(run.root, [pages.REPORT]), "rb") as fh:
+                return 200, "text/html; charset=utf-8", fh.read(), REPORT_CSP
         if parts[0] == "run" and len(parts) == 3 and parts[2] == "compare":
             run = summary.find_run(self.root, parts[1])
             a, b, candidates = compare.pick(run, query) if run else (None, None, [])
