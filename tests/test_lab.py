@@ -62,9 +62,10 @@ def test_an_expert_reviews_a_leaf_in_jupyterlab_and_the_repository_stays_clean(r
         assert server.url.startswith("http://127.0.0.1:") and "/lab/tree/review.ipynb?token=" in server.url
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         page.goto(server.url)
-        page.locator(".jp-Notebook").first.wait_for(timeout=90_000)
-        page.locator(".jp-MenuBar-item", has_text="Run").click()
-        page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").click()
+        page.get_by_role("heading", name="Leaf review").first.wait_for(timeout=90_000)
+        page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for(timeout=90_000)
+        page.get_by_role("menuitem", name="Run", exact=True).click()
+        page.get_by_text("Run All Cells", exact=True).click()
         page.wait_for_selector("button.wb-save", timeout=90_000)  # the notebook ran as is: the widget is there
         page.locator(".wb-leaves select").select_option(index=0)
         page.locator(".wb-score button", has_text="1 · met").click()
@@ -90,3 +91,33 @@ def test_jupyterlab_without_a_run_refuses_a_directory_that_is_not_one(tmp_path):
     with pytest.raises(WorkbenchError, match="not a run directory"):
         lab_command(tmp_path, 8888)
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.slow
+def test_workbench_lab_prints_a_url_that_serves_the_run_and_ctrl_c_stops_it(review_run):  # noqa: F811
+    import os
+    import signal
+    import sys
+    import urllib.error
+    import urllib.request
+
+    proc = subprocess.Popen([sys.executable, "-m", "workbench", "lab", str(review_run), "--port", str(free_port())],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=REPO,
+                            env={**os.environ, "PYTHONPATH": str(REPO)})
+    try:
+        line = proc.stdout.readline()
+        assert line.startswith(f"JupyterLab on {review_run} at http://127.0.0.1:") and "(Ctrl-C stops it)" in line
+        url = line.split(" at ", 1)[1].split()[0]
+        assert "/lab/tree/review.ipynb?token=" in url
+        page = urllib.request.urlopen(url, timeout=60).read().decode()
+        assert "JupyterLab" in page
+        contents = json.loads(urllib.request.urlopen(url.replace("/lab/tree/review.ipynb", "/api/contents"),
+                                                     timeout=60).read())
+        assert {"review.ipynb", "analysis.ipynb", "trials"} <= {c["name"] for c in contents["content"]}
+        untokened = url.split("?")[0].replace("/lab/tree/review.ipynb", "/api/contents")
+        with pytest.raises(urllib.error.HTTPError, match="403"):
+            urllib.request.urlopen(untokened, timeout=60)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 0 and "JupyterLab stopped" in out

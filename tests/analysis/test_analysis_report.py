@@ -115,6 +115,10 @@ def test_the_report_of_a_real_batch(demo_batch, tmp_path):
     assert oracle["session"] > 0 and oracle["replay"] > 0
     html = out.read_text()
     assert "computational chemistry" in html and "SYNTHETIC" not in html and "2 outcome(s) still await review" in html
+    # each mean beside its interval and the n behind it: one task, so no interval over tasks ("–")
+    table = html[html.index("partial 95 % CI"):]
+    assert "tasks (n)" in table and "outcomes (n)" in table
+    assert "How sure these numbers are" in html and "full@k %" in html
 
 
 def test_interactive_figures_cost_the_kernel_no_iri_grammars():

@@ -51,7 +51,7 @@ def fmt_table(df: pd.DataFrame, digits: int = 2) -> str:
 
 
 TABLE2 = {"config": "configuration", "partial": "partial %", "partial_ci": "partial 95 % CI", "full_rate": "full %",
-          "full_ci": "full 95 % CI", "tasks": "tasks (n)", "refusal_rate": "refusal %",
+          "full_ci": "full 95 % CI", "tasks": "tasks (n)", "outcomes": "outcomes (n)", "refusal_rate": "refusal %",
           "modeling_share": "modeling, % of phase", "execution_share": "execution, % of phase",
           "validation_share": "validation, % of phase", "turns": "turns",
           "turns_trimmed": "turns (trimmed)", "hours": "hours", "tokens": "tokens (M)", "cost_usd": "cost $",
