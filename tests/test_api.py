@@ -44,3 +44,37 @@ def test_the_docstring_example_runs_a_trial(tmp_path):
                           engine="inline")
     scores = wb.Scores.model_validate_json(next((tmp_path / "try" / "trials").glob("*/scores.json")).read_text())
     assert record.status == "complete" and record.outcome["R"] == scores.R > 0.9  # the judge's leaves wait
+    # after a trial (which imports workbench.replay, the module), the public names are still the functions
+    from workbench.replay import replay
+
+    assert wb.replay_trial is replay and callable(wb.replay_trial)
+    import pkgutil
+
+    submodules = {m.name for m in pkgutil.iter_modules(wb.__path__)}
+    assert not submodules & set(wb.__all__), "a public name that is a submodule's changes meaning on import"
+
+
+def test_every_public_name_says_what_it_is_and_what_it_takes():
+    """`?` in a notebook says something: each public function documents each parameter (an ``Args:`` entry)
+    and what it returns; each class has a docstring of its own (a pydantic model's fields carry theirs), and
+    one that is not a model documents its constructor's parameters."""
+    import inspect
+    import re
+
+    missing = []
+    for name in workbench.__all__:
+        if name == "__version__":
+            continue
+        obj = getattr(workbench, name)
+        own = obj.__dict__.get("__doc__") if inspect.isclass(obj) else obj.__doc__
+        if not own or not own.strip():
+            missing.append(f"{name}: no docstring")
+            continue
+        if inspect.isclass(obj) and hasattr(obj, "model_fields"):
+            continue
+        params = [p for p in inspect.signature(obj).parameters if p not in ("self", "args", "kwargs")]
+        args = own.split("Args:", 1)[1] if "Args:" in own else ""
+        missing += [f"{name}: parameter {p!r} not in Args:" for p in params if not re.search(rf"^\s+{p}:", args, re.M)]
+        if not inspect.isclass(obj) and "Returns:" not in own:
+            missing.append(f"{name}: no Returns:")
+    assert missing == []

@@ -8,7 +8,9 @@ The public API, the nouns a notebook author uses::
     record.outcome["R"]                              # and runs/try/trials/<id>/scores.json: wb.Scores
 
 Everything else is private by convention (import it from its module). Names are imported on first use,
-so ``import workbench`` stays cheap for a stage notebook's kernel and the confined reader.
+so ``import workbench`` stays cheap for a stage notebook's kernel and the confined reader. No public name is
+also a submodule's name: importing a submodule sets it on the package, so ``wb.replay`` would be the function
+before any trial ran and the module after (hence ``replay_trial``).
 """
 
 from importlib import import_module
@@ -20,7 +22,7 @@ _NAMES = {
     "Task": ".task", "load_task": ".task", "Rubric": ".rubric", "load_rubric": ".rubric",
     "AgentConfig": ".matrix", "Matrix": ".matrix", "load_matrix": ".matrix",
     # running: one stage, one trial, a batch
-    "run_session": ".session", "replay": ".replay", "score_trial": ".scoring", "run_trial": ".pipeline",
+    "run_session": ".session", "replay_trial": ".replay:replay", "score_trial": ".scoring", "run_trial": ".pipeline",
     "run_batch": ".batch",
     # what a trial leaves
     "Scores": ".scoring", "LeafScore": ".scoring", "TrialRecord": ".trial_record", "read_trial": ".trial_record",
@@ -35,7 +37,8 @@ __all__ = ["__version__", *sorted(_NAMES)]
 def __getattr__(name: str):
     if name not in _NAMES:
         raise AttributeError(f"module 'workbench' has no attribute {name!r}")
-    return getattr(import_module(_NAMES[name], __name__), name)
+    module, _, attr = _NAMES[name].partition(":")  # a public name that is not its module's (replay_trial)
+    return getattr(import_module(module, __name__), attr or name)
 
 
 def __dir__() -> list[str]:

@@ -194,7 +194,28 @@ def run_batch(matrix_path: Path, out: Path, *, executor: str = "local", workers:
               scheduler: str | None = None, resume: bool = False, rerun_status: tuple[str, ...] = (),
               engine: str | None = None, progress: bool = True, sandbox: str | None = None,
               slurm: dict[str, Any] | None = None) -> BatchResult:
-    """``slurm``: partition, walltime, lifetime, lifetime_stagger for ``executor="slurm"`` (None: defaults)."""
+    """Run every (task, configuration, attempt) of a matrix into ``out``, each outcome exactly once; resumable.
+
+    Args:
+        matrix_path: the matrix (MATRIX.toml).
+        out: the run directory (its run.json locks the matrix and the tasks' contents).
+        executor: ``local`` (a process pool), ``dask`` or ``slurm``.
+        workers: parallel trials (slurm: jobs kept in the queue).
+        scheduler: an existing Dask scheduler's address to join (``executor="dask"``).
+        resume: continue a batch: complete trials are kept, interrupted ones run again.
+        rerun_status: with ``resume``, also run again trials in these states (``infra_error``).
+        engine: ``papermill`` or ``inline`` (None: the matrix's).
+        progress: show a progress bar.
+        sandbox: ``bwrap`` or ``docker`` (None: the matrix's).
+        slurm: partition, walltime, lifetime, lifetime_stagger for ``executor="slurm"`` (None: defaults).
+
+    Returns:
+        The :class:`BatchResult`: counts by status, the executor, whether it was interrupted.
+
+    Raises:
+        WorkbenchError: an unknown executor or bad option, an agent or judge that cannot start here, or a
+            resumed run whose matrix or tasks changed.
+    """
     from tqdm import tqdm
 
     if executor not in EXECUTORS:

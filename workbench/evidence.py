@@ -208,7 +208,13 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
 
 
 class Evidence:
-    """Read-only access to one trial's frozen evidence."""
+    """Read-only access to one trial's frozen evidence (what rubric checks receive).
+
+    Args:
+        root: the trial's evidence/ directory.
+        provenance: the replay's provenance.json (what ran, the manifest's digest).
+        receipts: the replay's execution receipts.
+    """
 
     def __init__(self, root: Path, provenance: dict | None = None, receipts: dict | None = None):
         self.root = Path(root)

@@ -105,6 +105,8 @@ class AgentConfig(BaseModel):
 
 
 class Matrix(BaseModel):
+    """MATRIX.toml: the tasks, the agent configurations and the attempts of a batch, and how it runs."""
+
     model_config = ConfigDict(extra="forbid")
     tasks: list[str] = Field(min_length=1)
     attempts: int = Field(default=1, ge=1)
@@ -127,7 +129,17 @@ class Matrix(BaseModel):
 
 
 def load_matrix(path: Path | str) -> tuple[Matrix, list[Path]]:
-    """The matrix and its task directories (resolved against the matrix file's directory)."""
+    """A matrix file, checked.
+
+    Args:
+        path: the matrix (MATRIX.toml).
+
+    Returns:
+        The :class:`Matrix` and its task directories (resolved against the matrix file's directory).
+
+    Raises:
+        ValidationProblem: an invalid field or a task that is not a task directory (each named).
+    """
     path = Path(path)
     matrix = load_toml_model(path, Matrix)
     dirs, problems = [], []

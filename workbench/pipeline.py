@@ -159,12 +159,28 @@ def run_trial(task: Task, config: AgentConfig, out: Path, *, attempt: int = 1, e
               timeout: float | None = None, sandbox: str = "bwrap",
               fallbacks: dict[str, AgentConfig] | None = None, judge: dict[str, Any] | None = None,
               progress: Progress | None = None, planned: str | None = None) -> TrialRecord:
-    """One trial end to end into ``out/trials/<trial-id>/``; the caller holds no lock, this takes it.
+    """One trial end to end into ``out/trials/<trial-id>/``: the agent's session, the clean replay, scoring
+    and the review stage, each recorded in trial.json; the caller holds no lock, this takes it.
 
-    ``judge`` ({"model": ..., optional settings}) turns on the LLM judge for judge leaves.
-    ``planned`` (a batch's :func:`record_digest` of trial.json when it planned this trial): a complete record
-    found under the lock that is not the one planned over was written since, by this same job run before
-    (a distributed executor may run a job twice: its worker lost after it finished); it is returned as it is."""
+    Args:
+        task: the task.
+        config: the agent configuration.
+        out: the run directory.
+        attempt: which attempt of this configuration on this task (one trial each).
+        engine: ``papermill`` (an executed notebook per stage) or ``inline``.
+        timeout: the replay's time limit in seconds (None: the task's).
+        sandbox: ``bwrap`` or ``docker``.
+        fallbacks: configurations by name, for a configuration whose ``fallback`` runs when it refuses.
+        judge: ``{"model": ..., optional settings}`` turns on the LLM judge for judge leaves.
+        progress: called with each stage's progress line.
+        planned: a batch's :func:`record_digest` of trial.json when it planned this trial: a complete record
+            found under the lock that is not the one planned over was written since, by this same job run
+            before (a distributed executor may run a job twice), and is returned as it is.
+
+    Returns:
+        The trial's :class:`TrialRecord` (its outcome holds R when it completed; an infrastructure failure is
+        ``infra_error`` with its cause, never a scored 0).
+    """
     run = RunPaths(Path(out).resolve())
     tid = trial_id(task.id, config.name, attempt)
     with trial_lock(run, tid):

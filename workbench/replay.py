@@ -327,10 +327,23 @@ def _stage_secret(run: _Run, inputs: bytes, rel: str, outputs: list[str], stdout
 
 def replay(task: Task, submission: Path, trial_dir: Path, *, timeout: float | None = None,
            sandbox: str = "bwrap") -> Provenance:
-    """Replay ``submission`` for ``task`` into ``trial_dir`` (replay/ and evidence/).
+    """Stage 2: replay ``submission`` for ``task`` from scratch in a clean sandbox with no network, and freeze
+    what it regenerated as read-only evidence (``trial_dir``'s replay/ and evidence/).
 
     A task that varies inputs (``[metadata.replay.secret_inputs]``) gets a second clean replay, with values
-    drawn for it alone, when the first succeeded; both are frozen in one evidence tree (``secret/``)."""
+    drawn for it alone, when the first succeeded; both are frozen in one evidence tree (``secret/``).
+
+    Args:
+        task: the task.
+        submission: the package to replay (its ``reproduce.sh``).
+        trial_dir: the trial directory to write into.
+        timeout: the replay's time limit in seconds (None: the task's).
+        sandbox: ``bwrap`` or ``docker``.
+
+    Returns:
+        The :class:`Provenance` written to replay/provenance.json: the status, exit code, what ran, the
+        evidence manifest's digest.
+    """
     tp = TrialPaths(Path(trial_dir).resolve())
     submission = Path(submission).resolve()
     box = get_sandbox(sandbox)

@@ -64,6 +64,9 @@ def run_session(task: Task, config: AgentConfig | dict[str, Any], trial_dir: Pat
         view: what the agent is shown (default: the task's public contract); a discovery controller gives a
             phase's goal and a read-only context.
         start: the working copy to begin from instead of the starter (a discovery session's workspace).
+
+    Returns:
+        The :class:`Delivery` written to session/delivery.json: what the agent delivered and how it ended.
     """
     config = AgentConfig.model_validate(config)
     tp = TrialPaths(Path(trial_dir))

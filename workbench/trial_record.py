@@ -39,7 +39,8 @@ class StageRecord(BaseModel):
 
 
 class TrialRecord(BaseModel):
-    """trial.json"""
+    """trial.json: one trial's task, configuration, attempt, status, each stage's status and timing, and its
+    outcome (R and the score fields, copied from scores.json)."""
 
     id: str
     task: str
@@ -60,7 +61,14 @@ class TrialRecord(BaseModel):
 
 
 def read_trial(tp: TrialPaths) -> TrialRecord | None:
-    """The trial's record, or None when absent or unreadable (treated as never run)."""
+    """The trial's record (trial.json).
+
+    Args:
+        tp: the trial's paths.
+
+    Returns:
+        The :class:`TrialRecord`, or None when absent or unreadable (treated as never run).
+    """
     try:
         return TrialRecord.model_validate_json(tp.trial_json.read_text())
     except (FileNotFoundError, ValueError):

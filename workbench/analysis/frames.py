@@ -137,8 +137,17 @@ def _concat(parts: list[pd.DataFrame]) -> pd.DataFrame:
 
 def load_index(root: Path | str, url: str | None = None, tables: tuple[str, ...] = ("trials", "activity_time"),
                columns: dict[str, tuple[str, ...]] | None = None) -> dict[str, pd.DataFrame]:
-    """Tables of the index (``leaf_scores`` too when asked: ~40 rows per outcome) of every run under ``root``;
-    ``columns`` names the only columns to read of some tables (the report reads :data:`ANALYSED`)."""
+    """Tables of the results index of every run under ``root``.
+
+    Args:
+        root: a run or a directory of runs.
+        url: a shared results store's SQLAlchemy URL (default: each run's results.db).
+        tables: the tables to read (``leaf_scores`` too when asked: ~40 rows per outcome).
+        columns: table -> the only columns to read of it (the report reads :data:`ANALYSED`).
+
+    Returns:
+        Table name -> DataFrame, the runs' rows concatenated.
+    """
     frames: dict[str, list[pd.DataFrame]] = {t: [] for t in tables}
     runs = run_dirs(root)
     check_configurations(runs)
@@ -211,7 +220,14 @@ def outcomes(trials: pd.DataFrame) -> pd.DataFrame:
     """One row per outcome of the shared set with ``state``, ``score`` (what counts toward the partial
     score: R, a lower bound while provisional; NaN when withheld), ``R_upper`` (if every uncounted leaf
     passed), ``is_full`` / ``full_upper`` (nullable: NA when withheld) and phase scores under the same
-    rules. Full comes from the scorer's stored booleans; only rows without them are recomputed from R."""
+    rules. Full comes from the scorer's stored booleans; only rows without them are recomputed from R.
+
+    Args:
+        trials: the index's ``trials`` table (:func:`load_index`).
+
+    Returns:
+        The outcomes frame every metric of :mod:`workbench.analysis.metrics` takes.
+    """
     from ..rubric import is_full
 
     cols = ["config", "task", "attempt"]

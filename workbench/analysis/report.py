@@ -179,6 +179,9 @@ def build_report(runs_dir: Path | str, out: Path | str, *, title: str | None = N
         static: matplotlib PNGs instead of interactive plotly.
         trajectories_per_config: the time-allocation figure samples at most this many trajectories per
             configuration.
+
+    Returns:
+        The HTML file written.
     """
     from ..discovery.records import find_runs
     from ..notebooks import execute_notebook

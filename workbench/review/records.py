@@ -66,8 +66,24 @@ def stale_reviews(store: Store, run_dir: Path | str) -> pd.DataFrame:
 
 def record_review(trial_dir: Path | str, leaf_id: str, score: float, *, reviewer: str, comment: str = "",
                   kind: str = "review", store: Store | None = None) -> dict[str, Any]:
-    """Append a review (or adjudication) of the leaf's current evidence and re-decide the trial; returns what
-    changed. Everything is checked before the record is written, so a rejected review leaves no trace."""
+    """Append a review (or adjudication) of the leaf's current evidence and re-decide the trial. Everything is
+    checked before the record is written, so a rejected review leaves no trace.
+
+    Args:
+        trial_dir: the trial directory (scored).
+        leaf_id: the leaf reviewed.
+        score: 0 or 1 for a binary leaf, in [0, 1] for a continuous one.
+        reviewer: the reviewer's name.
+        comment: what was checked and why.
+        kind: ``review`` or ``adjudication`` (the final decision on a disputed leaf).
+        store: the results store to append to (default: the run's).
+
+    Returns:
+        What changed: the review's id, the leaf's status and score, R before and after.
+
+    Raises:
+        WorkbenchError: no scores, no such leaf, a score outside the leaf's scale, no name.
+    """
     tp = TrialPaths(Path(trial_dir).resolve())
     if not tp.scores.is_file():
         raise WorkbenchError(f"{tp.scores}: missing; score the trial before reviewing it")

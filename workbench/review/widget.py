@@ -86,7 +86,16 @@ def open_reviewer(run_dir: str | Path, *, reviewer: str = "", query: str = "") -
 
 
 class Reviewer(w.VBox):
-    """Review the leaves of ``target`` (a run directory or one trial inside a run)."""
+    """The leaf reviewer: a widget that lists the leaves of ``target``, shows each one's requirement and
+    evidence, and saves an expert's review (:func:`record_review`).
+
+    Args:
+        target: a run directory or one trial inside a run.
+        store: the results store (default: the run's).
+        reviewer: the name filled in the reviewer field.
+        show: the first filter: ``awaiting``, ``all``, ``disputed``, ``disagree`` or ``decided``.
+        select: (trial, leaf) to open first.
+    """
 
     def __init__(self, target: str | Path, *, store: Store | None = None, reviewer: str = "",
                  show: str = "awaiting", select: tuple[str, str] | None = None):

@@ -55,6 +55,13 @@ class Leaf:
 
 @dataclass
 class Rubric:
+    """A rubric tree (:func:`load_rubric` makes one): its leaves with exact effective weights.
+
+    Args:
+        root: the tree's root node.
+        source: where it was read from (in problems and records).
+    """
+
     root: RubricNode
     source: str = "rubric.json"
 
@@ -191,6 +198,19 @@ def parse_rubric(data: object, source: str = "rubric.json", *, graded: bool = Fa
 
 
 def load_rubric(path: Path | str, *, graded: bool = False) -> Rubric:
+    """A rubric file (PaperBench's JSON tree, with our phase and method fields), validated.
+
+    Args:
+        path: the rubric's JSON file.
+        graded: read another tool's graded tree (PaperBench): stored scores allowed, our fields optional.
+
+    Returns:
+        The :class:`Rubric`: its tree, leaves and exact effective weights.
+
+    Raises:
+        ValidationProblem: the file is missing, not JSON, or not a valid rubric (every problem, each with the
+            path of its node).
+    """
     path = Path(path)
     if not path.is_file():
         raise ValidationProblem([f"{path}: file not found"])

@@ -19,6 +19,8 @@ AWAITING = ("pending_review", "withheld", "disputed")
 
 
 class LeafScore(BaseModel):
+    """One leaf's result in scores.json: its score and status, how it was decided and on what evidence."""
+
     id: str
     title: str
     phase: str
@@ -54,6 +56,8 @@ class ScoringTime(BaseModel):
 
 
 class Scores(BaseModel):
+    """scores.json, the one source of R: every leaf's result, R and its bounds, coverage, phase scores."""
+
     task: str
     trial: str
     scoring: str = "rubric"

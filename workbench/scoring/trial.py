@@ -201,6 +201,25 @@ def same_task(task: Task, prov: dict) -> bool:
 
 def score_trial(task: Task, trial_dir: Path | str, *, judge: JudgeSettings | None = None,
                 only_leaves: set[str] | None = None, store=None, force: bool = False) -> Scores:
+    """Stage 3: score a replayed trial's frozen evidence against the task's hidden rubric (or its mode's
+    evaluator) and write scores.json; deterministic checks first, the LLM judge where a leaf asks for one,
+    experts' reviews applied from the run's store.
+
+    Args:
+        task: the task the trial was replayed for.
+        trial_dir: the trial directory (its evidence/ and replay/provenance.json).
+        judge: the LLM judge's settings (None: judge leaves wait for an expert).
+        only_leaves: re-score only these leaves, keeping the rest of the existing scores.json.
+        store: the results store whose reviews apply (default: the run's).
+        force: score a trial replayed for another task anyway.
+
+    Returns:
+        The :class:`Scores` written to scores.json.
+
+    Raises:
+        WorkbenchError: the replay did not finish, the evidence was changed since it was frozen, or the trial
+            was replayed for another task (without ``force``).
+    """
     watch = Stopwatch()
     tp = TrialPaths(Path(trial_dir).resolve())
     if not tp.provenance.is_file():

@@ -19,7 +19,12 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class Task:
-    """A loaded task package. ``id`` is the directory name."""
+    """A loaded task package (:func:`load_task` makes one). ``id`` is the directory name.
+
+    Args:
+        paths: where the package's parts are.
+        config: its task.toml, parsed.
+    """
 
     paths: TaskPaths
     config: TaskConfig
@@ -104,6 +109,19 @@ def load_config(path: Path) -> TaskConfig:
 
 
 def load_task(root: Path | str) -> Task:
+    """The task package in ``root``, its task.toml read and checked (the rubric and the rest are read when
+    first used).
+
+    Args:
+        root: the task directory (holding task.toml).
+
+    Returns:
+        The :class:`Task`.
+
+    Raises:
+        WorkbenchError: ``root`` is not a directory.
+        ValidationProblem: task.toml is missing or invalid (each problem named with its file and field).
+    """
     root = Path(root)
     if not root.is_dir():
         raise WorkbenchError(f"{root}: not a task directory")
