@@ -92,7 +92,7 @@ def _plain(text: str) -> str:
 
 def test_a_sandbox_typo_is_refused_before_any_trial_is_recorded(tmp_path):
     proc = run_cli("run", str(DEMO), "--agent", "nop", "--out", str(tmp_path / "run"), "--sandbox", "dokcer")
-    assert proc.returncode == 2 and "'dokcer' is not a sandbox (known: bwrap, docker)" in _plain(proc.stderr)
+    assert proc.returncode == 2 and "unknown sandbox 'dokcer'; known: bwrap, docker" in _plain(proc.stderr)
     assert not (tmp_path / "run").exists()
 
 

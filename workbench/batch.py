@@ -24,7 +24,7 @@ from typing import Any
 from sqlalchemy.exc import SQLAlchemyError
 
 from .agents import check_environments
-from .errors import WorkbenchError
+from .errors import WorkbenchError, lookup
 from .executors import EXECUTORS, get_executor
 from .matrix import AgentConfig, Matrix, load_matrix
 from .paths import RunPaths
@@ -218,8 +218,7 @@ def run_batch(matrix_path: Path, out: Path, *, executor: str = "local", workers:
     """
     from tqdm import tqdm
 
-    if executor not in EXECUTORS:
-        raise WorkbenchError(f"unknown executor {executor!r}; known: {', '.join(sorted(EXECUTORS))}")
+    lookup(EXECUTORS, "executor", executor)
     if scheduler and executor != "dask":
         raise WorkbenchError("--scheduler needs --executor dask")
     if executor != "slurm" and slurm and any(v is not None for v in slurm.values()):

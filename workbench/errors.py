@@ -6,6 +6,11 @@ escaping is a bug in the workbench, not in the user's input.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+from typing import TypeVar
+
+T = TypeVar("T")
+
 
 class WorkbenchError(Exception):
     """A problem with the user's input or environment, stated so they can fix it."""
@@ -84,3 +89,27 @@ def _load_model(path, model, parse, syntax_errors: tuple, kind: str):
         return model.model_validate(data)
     except ValidationError as exc:
         raise ValidationProblem(pydantic_problems(str(path), exc)) from None
+
+
+def unknown(kind: str, name: object, known: Iterable[str]) -> str:
+    """The one wording of every registry's refusal: ``unknown KIND 'name'; known: a, b, c``."""
+    return f"unknown {kind} {name!r}; known: {', '.join(sorted(known))}"
+
+
+def lookup(registry: Mapping[str, T], kind: str, name: str, error: type[Exception] = WorkbenchError) -> T:
+    """``registry[name]``, or ``error`` in the one wording of :func:`unknown` (every name -> class registry
+    of the workbench goes through here: agents, sandboxes, executors, engines, scoring modes, importers).
+
+    Args:
+        registry: name -> what it names.
+        kind: what a name names, in the message (``agent``, ``sandbox``, ...).
+        name: the name asked for.
+        error: the exception to raise (a pydantic validator needs ValueError).
+
+    Returns:
+        What ``name`` names.
+    """
+    try:
+        return registry[name]
+    except (KeyError, TypeError):
+        raise error(unknown(kind, name, registry)) from None

@@ -28,7 +28,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from .errors import ValidationProblem, load_toml_model
+from .errors import ValidationProblem, load_toml_model, lookup
 from .pricing import Prices
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -92,8 +92,7 @@ class AgentConfig(BaseModel):
     def _known_agent(cls, v: str) -> str:
         from .agents import AGENTS
 
-        if v not in AGENTS:
-            raise ValueError(f"unknown agent {v!r}; known: {', '.join(sorted(AGENTS))}")
+        lookup(AGENTS, "agent", v, ValueError)
         return v
 
     @model_validator(mode="after")

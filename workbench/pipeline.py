@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from . import stages
-from .errors import WorkbenchError
+from .errors import WorkbenchError, lookup
 from .io import atomic_write_json, remove_tree
 from .matrix import AgentConfig
 from .paths import RunPaths, TrialPaths
@@ -79,10 +79,7 @@ ENGINES: dict[str, type] = {"inline": InlineEngine, "papermill": PapermillEngine
 
 
 def get_engine(name: str, progress: Progress | None = None):
-    try:
-        return ENGINES[name](progress)
-    except KeyError:
-        raise WorkbenchError(f"unknown engine {name!r}; known: {', '.join(sorted(ENGINES))}") from None
+    return lookup(ENGINES, "engine", name)(progress)
 
 
 # --- locks -------------------------------------------------------------------------------------

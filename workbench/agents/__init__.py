@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import WorkbenchError
+from ..errors import lookup
 from .base import Agent, AgentResult, AgentStartError, BaseAgent, Budget, Trajectory, Usage
 from .cli_agent import CLIAgent
 from .nop import NopAgent
@@ -19,10 +19,7 @@ AGENTS: dict[str, type[BaseAgent]] = {"oracle": OracleAgent, "nop": NopAgent, "r
 
 
 def get_agent(name: str, model: str | None = None, options: dict[str, Any] | None = None) -> Agent:
-    try:
-        cls = AGENTS[name]
-    except KeyError:
-        raise WorkbenchError(f"unknown agent {name!r}; known: {', '.join(sorted(AGENTS))}") from None
+    cls = lookup(AGENTS, "agent", name)
     return cls(model=model, options=options)
 
 

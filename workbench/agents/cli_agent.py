@@ -25,6 +25,7 @@ import shlex
 import shutil
 from pathlib import Path
 
+from ..errors import lookup
 from ..sandbox.base import SANDBOX_HOME
 from ..task import Task
 from . import cli_logs
@@ -117,8 +118,8 @@ class CLIAgent(BaseAgent):
     def check_config(cls, model, options) -> None:
         super().check_config(model, options)
         preset = options.get("preset")
-        if preset is not None and preset not in PRESETS:
-            raise ValueError(f"unknown cli preset {preset!r} (known: {', '.join(sorted(PRESETS))})")
+        if preset is not None:
+            lookup(PRESETS, "cli preset", preset, ValueError)
         if not options.get("command") and preset is None:
             raise ValueError("the cli agent needs -o preset=NAME (claude-code, codex, mini-swe-agent) "
                              "or -o command=...")

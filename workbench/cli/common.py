@@ -13,7 +13,7 @@ from pathlib import Path
 
 import typer
 
-from ..errors import WorkbenchError
+from ..errors import WorkbenchError, lookup
 
 EXISTING_DIR = {"resolve_path": True, "exists": True, "file_okay": False}
 TASK_DIR = typer.Argument(..., help="A task package directory (with task.toml).", **EXISTING_DIR)
@@ -31,8 +31,8 @@ def sandbox_name(value: str | None) -> str | None:
     """Checked before any trial is recorded (a typo once became a trial's infra_error)."""
     from ..sandbox import SANDBOXES
 
-    if value is not None and value not in SANDBOXES:
-        raise typer.BadParameter(f"{value!r} is not a sandbox (known: {', '.join(sorted(SANDBOXES))})")
+    if value is not None:
+        lookup(SANDBOXES, "sandbox", value, typer.BadParameter)
     return value
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from ..errors import WorkbenchError
+from ..errors import WorkbenchError, unknown
 from .common import (
     EXISTING_DIR,
     JUDGE_HELP,
@@ -308,7 +308,7 @@ def trajectory_cmd(trial: Path = TRIAL, fmt: str = typer.Option("atif", "--forma
     from ..trajectory import to_atif
 
     if fmt != "atif":
-        raise WorkbenchError(f"unknown trajectory format {fmt!r}; known: atif")
+        raise WorkbenchError(unknown("trajectory format", fmt, ["atif"]))
     if not TrialPaths(trial).trajectory.is_file():
         raise WorkbenchError(f"{trial}: no session/trajectory.jsonl (not a trial directory?)")
     data = to_atif(trial)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import WorkbenchError
+from ..errors import lookup
 from .dask_cluster import DaskExecutor
 from .local import LocalExecutor
 from .protocol import Executor, OnState
@@ -18,8 +18,5 @@ EXECUTORS: dict[str, type] = {"local": LocalExecutor, "dask": DaskExecutor, "slu
 
 def get_executor(name: str, workers: int, scheduler: str | None = None, **options: Any) -> Executor:
     """``options`` are the executor's own (the slurm executor's partition, walltime, job size, ...)."""
-    try:
-        cls = EXECUTORS[name]
-    except KeyError:
-        raise WorkbenchError(f"unknown executor {name!r}; known: {', '.join(sorted(EXECUTORS))}") from None
+    cls = lookup(EXECUTORS, "executor", name)
     return cls(workers=workers, scheduler=scheduler, **options)

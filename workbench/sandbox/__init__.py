@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..errors import WorkbenchError
+from ..errors import lookup
 from .base import Limits, Mount, Sandbox, SandboxResult, SandboxSetupError, SandboxSpec
 from .bwrap import BwrapSandbox
 from .docker import DockerSandbox
@@ -11,10 +11,7 @@ SANDBOXES: dict[str, type] = {"bwrap": BwrapSandbox, "docker": DockerSandbox}
 
 
 def get_sandbox(name: str = "bwrap") -> Sandbox:
-    try:
-        cls = SANDBOXES[name]
-    except KeyError:
-        raise WorkbenchError(f"unknown sandbox {name!r}; known: {', '.join(sorted(SANDBOXES))}") from None
+    cls = lookup(SANDBOXES, "sandbox", name)
     return cls()
 
 

@@ -26,7 +26,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ..data_in_code import scan_tree
-from ..errors import WorkbenchError
+from ..errors import WorkbenchError, unknown
 from ..evidence import Evidence, MissingEvidence, normalize, read_links, read_manifest
 
 
@@ -415,8 +415,7 @@ def parse_spec(spec: dict[str, Any]) -> tuple[str, _Params]:
     elif kind in CHECK_KINDS:
         model = CHECK_KINDS[kind].params
     else:
-        known = ", ".join(sorted([*CHECK_KINDS, "task"]))
-        raise CheckSpecError(f"check.kind: unknown kind {kind!r}; known: {known}")
+        raise CheckSpecError("check.kind: " + unknown("kind", kind, [*CHECK_KINDS, "task"]))
     try:
         return kind, model.model_validate(params)
     except ValidationError as exc:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, get_args
 
 from ..env import env_info
-from ..errors import WorkbenchError
+from ..errors import lookup
 from ..evidence import Evidence
 from ..task import Task
 from ..task.model import Feedback
@@ -117,10 +117,7 @@ MODES: dict[str, Mode] = {
 
 
 def mode_of(name: str) -> Mode:
-    try:
-        return MODES[name]
-    except KeyError:
-        raise WorkbenchError(f"unknown scoring mode {name!r}; known: {', '.join(sorted(MODES))}") from None
+    return lookup(MODES, "scoring mode", name)
 
 
 def feedback_for(task: Task) -> tuple[str, ...]:

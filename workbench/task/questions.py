@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from ..errors import load_json_model
+from ..errors import load_json_model, unknown
 
 
 def letters(answer: Any) -> set[str]:
@@ -187,7 +187,7 @@ class Questions(BaseModel):
         for q in self.questions:
             for f in q.facts:
                 if f.kind is not None and f.kind not in known:
-                    raise ValueError(f"{q.id}: fact {f.fact!r}: unknown kind {f.kind!r} (known: {sorted(known)})")
+                    raise ValueError(f"{q.id}: fact {f.fact!r}: " + unknown("kind", f.kind, known))
         return self
 
     def fact_kind(self, q: Question, f: Fact) -> str | None:

@@ -13,7 +13,7 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from ...errors import WorkbenchError
+from ...errors import WorkbenchError, lookup
 from . import harbor, naturebench, paperbench
 from .common import ImportReport, prepare_dest
 
@@ -26,8 +26,7 @@ IMPORTERS: dict[str, Callable[[Path, Path], ImportReport]] = {
 
 
 def import_task(source: str, src: Path | str, dest: Path | str, *, force: bool = False) -> ImportReport:
-    if source not in IMPORTERS:
-        raise WorkbenchError(f"unknown source {source!r}; known: {', '.join(IMPORTERS)}")
+    lookup(IMPORTERS, "source", source)
     src, dest = Path(src), Path(dest)
     if not src.exists():
         raise WorkbenchError(f"{src}: not found")
