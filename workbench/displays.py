@@ -99,9 +99,9 @@ def log_tail(trial_dir: str | Path, stream: str = "stdout", lines: int = 40) -> 
 def leaf_table(trial_dir: str | Path):
     import pandas as pd
 
-    from .scoring import Scores
+    from .scoring.results import read_scores
 
-    scores = Scores.model_validate_json(TrialPaths(Path(trial_dir)).scores.read_text())
+    scores = read_scores(TrialPaths(Path(trial_dir)), required=True)
     df = pd.DataFrame([lf.model_dump() for lf in scores.leaves])
     order = {"modeling": 0, "execution": 1, "validation": 2}
     df = df.sort_values("phase", key=lambda s: s.map(order), kind="stable")
@@ -113,9 +113,9 @@ def earned_weight_chart(trial_dir: str | Path):
     """Earned vs available effective weight per phase (a matplotlib Figure, renders offline)."""
     from matplotlib.figure import Figure
 
-    from .scoring import Scores
+    from .scoring.results import read_scores
 
-    s = Scores.model_validate_json(TrialPaths(Path(trial_dir)).scores.read_text())
+    s = read_scores(TrialPaths(Path(trial_dir)), required=True)
     phases = list(s.phase_weights)
     fig = Figure(figsize=(7, 2.6))
     ax = fig.subplots()
@@ -153,10 +153,10 @@ def judge_audit(trial_dir: str | Path):
     whether the verdict came from the cache, and its tokens: what an expert needs to audit it."""
     import pandas as pd
 
-    from .scoring import Scores
+    from .scoring.results import read_scores
 
     tp = TrialPaths(Path(trial_dir))
-    scores = Scores.model_validate_json(tp.scores.read_text())
+    scores = read_scores(tp, required=True)
     rows = []
     for lf in scores.leaves:
         if not lf.judge:

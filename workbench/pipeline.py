@@ -29,7 +29,7 @@ from .io import atomic_write_json, remove_tree
 from .matrix import AgentConfig
 from .paths import RunPaths, TrialPaths
 from .run_lock import RunLock, read_run_lock, write_run_lock
-from .scoring.results import Scores, outcome_fields
+from .scoring.results import outcome_fields, read_scores
 from .task import Task
 from .trial_record import UNFINISHED, StageRecord, TrialRecord, now, read_trial, record_digest
 from .version import __version__
@@ -222,7 +222,7 @@ def _run_locked(task, config, run, tid, attempt, engine, timeout, sandbox, fallb
         "fallback_used": record.fallback["used"] if record.fallback else None,
         "replay": prov["status"],
         # the score fields come from scores.json, their one source (as after every later review)
-        **outcome_fields(Scores.model_validate_json(tp.scores.read_text())),
+        **outcome_fields(read_scores(tp, required=True)),
     }
     r.save()
     return record

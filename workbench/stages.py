@@ -52,11 +52,10 @@ def score(task_dir: str, trial_dir: str, judge: dict[str, Any] | None = None) ->
 
 def review(task_dir: str, trial_dir: str) -> dict[str, Any]:
     """Stage 4: what awaits an expert (pending review, withheld, disputed); returns the queue."""
-    from .scoring import Scores
-    from .scoring.results import AWAITING
+    from .scoring.results import AWAITING, read_scores
 
     tp = TrialPaths(Path(trial_dir))
-    scores = Scores.model_validate_json(tp.scores.read_text())
+    scores = read_scores(tp, required=True)
     queue = [{"id": lf.id, "title": lf.title, "phase": lf.phase, "status": lf.status, "method": lf.method,
               "effective_weight": lf.effective_weight, "evidence_refs": lf.evidence_refs}
              for lf in scores.leaves if lf.status in AWAITING]

@@ -112,7 +112,7 @@ def run_cmd(
     from ..matrix import AgentConfig
     from ..paths import RunPaths
     from ..pipeline import run_single, trial_id
-    from ..scoring import Scores
+    from ..scoring.results import read_scores
     from ..task import load_task
     from ..terminal import score_lines
 
@@ -128,7 +128,7 @@ def run_cmd(
         raise typer.Exit(130) from None
     typer.echo(f"trial: {tp.root}")
     typer.echo(f"delivery {record.outcome['delivery']}, replay {record.outcome['replay']}")
-    scores = Scores.model_validate_json(tp.scores.read_text())
+    scores = read_scores(tp, required=True)
     echo_lines(score_lines(scores, _rescore_command(task_dir, tp.root, judge_model), leaves=leaves))
     typer.echo(f"scores: {tp.scores}")
     if engine == "papermill":

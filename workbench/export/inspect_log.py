@@ -22,7 +22,7 @@ from ..io import atomic_write_json
 from ..matrix import is_credential
 from ..paths import TrialPaths
 from ..rubric import PHASES
-from ..scoring.results import Scores
+from ..scoring.results import read_scores
 from ..session_records import read_delivery, read_usage
 from ..trajectory import _arguments, read_trajectory
 from ..trial_record import TrialRecord, read_trial
@@ -215,9 +215,9 @@ def _usage(tp: TrialPaths) -> ModelUsage | None:
 
 
 def _scores(tp: TrialPaths) -> dict[str, Score] | None:
-    if not tp.scores.is_file():
+    s = read_scores(tp)
+    if s is None:
         return None
-    s = Scores.model_validate_json(tp.scores.read_text())
     try:
         from .paperbench import graded_tree
 

@@ -19,7 +19,7 @@ from ..io import atomic_write_json
 from ..paths import TrialPaths
 from ..rubric import load_rubric
 from ..rubric.model import RubricNode
-from ..scoring.results import COUNTED, LeafScore, Scores
+from ..scoring.results import COUNTED, LeafScore, read_scores
 from ..trial_record import read_trial
 from . import trial_dirs
 
@@ -69,9 +69,9 @@ def graded_tree(trial_dir: Path) -> GradedTaskNode:
     """The trial's rubric with its final leaf scores. The rubric is read from the task package the trial
     ran; it must still have the leaves (and effective weights) that were scored."""
     tp = TrialPaths(Path(trial_dir))
-    if not tp.scores.is_file():
+    scores = read_scores(tp)
+    if scores is None:
         raise WorkbenchError(f"{tp.root}: not scored (no scores.json)")
-    scores = Scores.model_validate_json(tp.scores.read_text())
     rec = read_trial(tp)
     if scores.scoring != "rubric" or rec is None or not rec.task_dir:
         raise WorkbenchError(f"{tp.root}: scored by {scores.scoring}, not by a rubric tree of a known task package")

@@ -92,3 +92,26 @@ def outcome_fields(scores: Scores) -> dict[str, Any]:
             "R_upper": scores.R_upper, "full_upper": scores.full_upper, "needs_rescoring": scores.needs_rescoring,
             "phases": scores.phases, "judge_usage": scores.judge_usage,
             "awaiting_review": sum(1 for lf in scores.leaves if lf.status in AWAITING)}
+
+
+def read_scores(tp, *, required: bool = False) -> Scores | None:
+    """A trial's scores.json, the one source of R (every reader of the file goes through here).
+
+    Args:
+        tp: the trial's :class:`~workbench.paths.TrialPaths`.
+        required: a trial without one is a one-line error instead of None.
+
+    Returns:
+        The :class:`Scores`, or None when the trial has none yet (and ``required`` is False).
+
+    Raises:
+        ValidationProblem: a scores.json that is not valid, naming the file and the field.
+        WorkbenchError: ``required`` and there is none.
+    """
+    from ..errors import WorkbenchError, load_json_model
+
+    if not tp.scores.is_file():
+        if required:
+            raise WorkbenchError(f"{tp.scores}: missing; score the trial first (workbench score)")
+        return None
+    return load_json_model(tp.scores, Scores)

@@ -41,7 +41,7 @@ from .leaves import host_check, leaf_evidence_digest, score_leaf
 from .modes import mode_of
 from .qa import oeq_summary
 from .recompute import run_recompute
-from .results import LeafScore, Scores, ScoringTime, outcome_fields
+from .results import LeafScore, Scores, ScoringTime, outcome_fields, read_scores
 
 log = logging.getLogger(__name__)
 
@@ -125,7 +125,7 @@ def refinalize(trial_dir: Path | str, store=None) -> Scores:
     """Re-decide a scored trial from its machine results and the run's reviews (after a review is saved or
     the required reviewers change) and commit it; no check or judge runs again."""
     tp = TrialPaths(Path(trial_dir).resolve())
-    scores = Scores.model_validate_json(tp.scores.read_text())
+    scores = read_scores(tp, required=True)
     reviews, required = stored_reviews(tp, store)
     final, fields = finalize(scores.leaves, reviews, required, scores.evidence_digest)
     update: dict[str, Any] = {"leaves": final, **fields}
@@ -186,7 +186,7 @@ class Stopwatch:
 
 def _previous(tp: TrialPaths) -> Scores | None:
     try:
-        return Scores.model_validate_json(tp.scores.read_text()) if tp.scores.is_file() else None
+        return read_scores(tp)
     except ValueError:
         log.warning("%s: unreadable; scoring from scratch", tp.scores)
         return None

@@ -15,7 +15,7 @@ from urllib.parse import urlencode
 
 from ..paths import RunPaths, TrialPaths
 from .frame import cost, e, num, page, q, trial_url
-from .summary import find_trial, read_scores
+from .summary import find_trial, shown_scores
 
 
 @lru_cache(maxsize=4096)
@@ -99,7 +99,7 @@ def _refs(run: str, tp: TrialPaths, refs: list[str]) -> str:
 def compare_page(run: RunPaths, a: TrialPaths, b: TrialPaths, candidates: list[str], poll_seconds: float) -> str:
     """Two trials of one task, leaf by leaf."""
     name = run.root.name
-    sa, sb = read_scores(a), read_scores(b)
+    sa, sb = shown_scores(a), shown_scores(b)
 
     def chooser(side: str, current: TrialPaths) -> str:
         options = "".join(f"<option value='{e(t)}'{' selected' if t == current.root.name else ''}>{e(t)}</option>"

@@ -23,7 +23,7 @@ from ..trial_record import read_trial
 from .compare import grid
 from .frame import STATUS_COLORS, cost, duration, e, num, page, q, status_badge, trial_url
 from .live import log_tail, resume_command
-from .summary import STATUSES, read_scores, trial_summary
+from .summary import STATUSES, shown_scores, trial_summary
 
 REPORT = "report.html"  # a run's report, where `workbench view` links it (workbench report RUN --out RUN/report.html)
 MAX_TREE = 2000  # evidence entries listed
@@ -164,7 +164,7 @@ def review_link(review_url: str | None, run: str, tid: str, leaf: str) -> str:
 
 
 def _leaves(tp: TrialPaths, run: str, review_url: str | None) -> str:
-    scores = read_scores(tp)
+    scores = shown_scores(tp)
     if scores is None:
         return "<p class='muted'>Not scored yet.</p>"
     out = []

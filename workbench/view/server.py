@@ -142,7 +142,7 @@ class View:
         run, tp = self.trial(rest[1], rest[3])
         sub = rest[4:]
         if api and not sub:
-            scores = summary.read_scores(tp)
+            scores = summary.shown_scores(tp)
             return self._json({**summary.trial_summary(run, tp.root.name),
                                "leaves": [lf.model_dump() for lf in scores.leaves] if scores else []})
         if api:

@@ -18,7 +18,7 @@ from ..errors import WorkbenchError
 from ..paths import RunPaths, TrialPaths
 from ..pipeline import trial_id
 from ..run_lock import read_run_lock
-from ..scoring.results import AWAITING, Scores
+from ..scoring.results import AWAITING, Scores, read_scores
 from ..session_records import SessionUsage, read_usage
 from ..trajectory import read_trajectory
 from ..trial_record import TrialRecord, read_trial
@@ -70,10 +70,11 @@ def _usage(tp: TrialPaths) -> SessionUsage:
                         cost_usd=sum(t.get("cost_usd") or 0.0 for t in turns) or None)
 
 
-def read_scores(tp: TrialPaths) -> Scores | None:
+def shown_scores(tp: TrialPaths) -> Scores | None:
+    """The trial's scores, or None where there are none or they are unreadable (the view shows a broken run)."""
     try:
-        return Scores.model_validate_json(tp.scores.read_text())
-    except (OSError, ValueError):
+        return read_scores(tp)
+    except (OSError, ValueError, WorkbenchError):  # a broken run is shown, not served as an error
         return None
 
 
@@ -87,7 +88,7 @@ def trial_summary(run: RunPaths, tid: str, rec: TrialRecord | None = None) -> di
     if status == "running" and not lock_held(run, tid):
         status = "interrupted"
     stage = next((k for k, s in rec.stages.items() if s.status == "running"), None)
-    scores = read_scores(tp) if rec.status == "complete" else None
+    scores = shown_scores(tp) if rec.status == "complete" else None
     usage = _usage(tp)
     judge_cost = (scores.judge_usage.get("cost_usd") if scores else None) or 0.0
     agent_cost = usage.cost_usd or 0.0
