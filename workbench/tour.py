@@ -8,12 +8,12 @@ views. ``workbench tour`` (``make tour``) executes it with papermill and writes 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
 
 from .paths import TrialPaths
+from .scoring.results import read_scores
 from .task import Task
 
 REPO = Path(__file__).resolve().parents[1]
@@ -45,7 +45,7 @@ def visibility(task: Task) -> pd.DataFrame:
 
 
 def _scores(trial: Path) -> dict:
-    return json.loads(TrialPaths(Path(trial)).scores.read_text())
+    return read_scores(TrialPaths(Path(trial)), required=True).model_dump(mode="json")
 
 
 def phase_shares(trials: dict[str, Path]) -> pd.DataFrame:

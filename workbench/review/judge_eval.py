@@ -7,12 +7,12 @@ evidence (a re-run trial) is stale and never paired. The expert is the ground tr
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from ..paths import RunPaths, TrialPaths
 from ..scoring.finalize import ReviewRecord
+from ..scoring.results import read_scores
 from ..store import Store
 from .stats import binarize, classification, cohen_kappa
 
@@ -23,10 +23,10 @@ def judge_scores(run: RunPaths) -> dict[tuple[str, str], dict[str, Any]]:
     if not run.trials.is_dir():
         return out
     for d in sorted(run.trials.iterdir()):
-        scores = TrialPaths(d).scores
-        if not scores.is_file():
+        found = read_scores(TrialPaths(d))
+        if found is None:
             continue
-        data = json.loads(scores.read_text())
+        data = found.model_dump(mode="json")
         for lf in data["leaves"]:
             mine = {**lf, **(lf.get("machine") or {})}
             if lf.get("judge") and mine["score"] is not None and mine["status"] in ("scored", "missing_evidence"):

@@ -10,7 +10,6 @@ shown in the reviewer and the review queue, never applied.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ import pandas as pd
 from ..errors import WorkbenchError
 from ..paths import RunPaths, TrialPaths, run_of
 from ..scoring.finalize import KINDS, ReviewRecord
+from ..scoring.results import read_scores
 from ..scoring.trial import refinalize
 from ..store import Store
 
@@ -50,8 +50,8 @@ def stale_reviews(store: Store, run_dir: Path | str) -> pd.DataFrame:
     rows = []
     reviews = store.reviews_for(run.name)
     for tid, group in (reviews.groupby("trial_id", sort=True) if not reviews.empty else []):
-        path = RunPaths(run).trial(tid).scores
-        scores = json.loads(path.read_text()) if path.is_file() else {"leaves": []}
+        found = read_scores(RunPaths(run).trial(tid))
+        scores = found.model_dump(mode="json") if found else {"leaves": []}
         leaves = {lf["id"]: lf for lf in scores["leaves"]}
         for rec, row in zip(ReviewRecord.from_frame(group), group.itertuples(), strict=True):
             leaf = leaves.get(rec.leaf_id)
@@ -91,7 +91,7 @@ def record_review(trial_dir: Path | str, leaf_id: str, score: float, *, reviewer
         raise WorkbenchError(f"review kind must be one of {KINDS}")
     if not reviewer.strip():
         raise WorkbenchError("a review needs the reviewer's name")
-    scores = json.loads(tp.scores.read_text())
+    scores = read_scores(tp, required=True).model_dump(mode="json")
     leaf = next((lf for lf in scores["leaves"] if lf["id"] == leaf_id), None)
     if leaf is None:
         raise WorkbenchError(f"{tp.scores}: no leaf {leaf_id!r}")

@@ -22,6 +22,7 @@ from ..evidence import read_manifest
 from ..paths import RunPaths, TrialPaths
 from ..reader import Reader
 from ..scoring.finalize import ReviewRecord
+from ..scoring.results import read_scores
 from ..store import Store
 from .records import record_review, reviewers_required, run_of
 from .stats import binarize
@@ -178,9 +179,10 @@ class Reviewer(w.VBox):
         self.trials: dict[str, dict[str, Any]] = {}
         for d in self._trial_dirs():
             tp = TrialPaths(d)
-            if not tp.scores.is_file():
+            found = read_scores(tp)
+            if found is None:
                 continue
-            scores = json.loads(tp.scores.read_text())
+            scores = found.model_dump(mode="json")
             rec = json.loads(tp.trial_json.read_text()) if tp.trial_json.is_file() else {}
             self.trials[d.name] = {"dir": d, "scores": scores, "task_dir": rec.get("task_dir")}
             for lf in scores["leaves"]:
