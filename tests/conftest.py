@@ -266,6 +266,15 @@ def submission(tmp_path):
     return make
 
 
+def as_in_a_terminal() -> None:
+    """``preexec_fn`` for a command a test interrupts: Ctrl-C's default action, as a terminal gives it. A test
+    run started in the background by a shell without job control inherits SIGINT ignored, and a Python that
+    starts with SIGINT ignored never raises KeyboardInterrupt, so the Ctrl-C under test would never arrive."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def run_cli(*args: str, cwd: Path | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
     """The real command line, as a user runs it."""
     env = {**os.environ, "PYTHONWARNINGS": "ignore"}

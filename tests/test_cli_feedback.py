@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from tests.conftest import REPO, free_port, run_cli, write_task
+from tests.conftest import REPO, as_in_a_terminal, free_port, run_cli, write_task
 from workbench.cli import hoist_verbose
 
 
@@ -130,7 +130,7 @@ def test_ctrl_c_says_interrupted_marks_the_trial_and_a_rerun_says_it_starts_over
             "--out", str(tmp_path / "run"), "--engine", engine]
     before = _bwrap_children()
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=as_in_a_terminal)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not (_bwrap_children() - before):
         time.sleep(0.2)

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from tests.conftest import ARTIFACTS, REPO, free_port
+from tests.conftest import ARTIFACTS, REPO, as_in_a_terminal, free_port
 from tests.review.conftest import ORACLE_R, SIXTH, _scored_run, review_run, trial  # noqa: F401 (fixtures)
 
 SHIPPED = sorted((REPO / "notebooks").rglob("*.ipynb"))
@@ -103,7 +103,7 @@ def test_workbench_lab_prints_a_url_that_serves_the_run_and_ctrl_c_stops_it(revi
 
     proc = subprocess.Popen([sys.executable, "-m", "workbench", "lab", str(review_run), "--port", str(free_port())],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=REPO,
-                            env={**os.environ, "PYTHONPATH": str(REPO)})
+                            env={**os.environ, "PYTHONPATH": str(REPO)}, preexec_fn=as_in_a_terminal)
     try:
         line = proc.stdout.readline()
         assert line.startswith(f"JupyterLab on {review_run} at http://127.0.0.1:") and "(Ctrl-C stops it)" in line

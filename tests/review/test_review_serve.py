@@ -15,7 +15,7 @@ import urllib.request
 import psutil
 import pytest
 
-from tests.conftest import REPO, free_port
+from tests.conftest import REPO, as_in_a_terminal, free_port
 
 pytestmark = pytest.mark.slow
 
@@ -38,7 +38,7 @@ def test_serve_on_a_busy_port_prints_the_bound_url_and_ctrl_c_stops_voila_and_it
     asked = busy.getsockname()[1]
     proc = subprocess.Popen([sys.executable, "-m", "workbench", "review", "serve", str(review_run), "--port",
                              str(asked)], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                            env={**os.environ, "PYTHONWARNINGS": "ignore"})
+                            env={**os.environ, "PYTHONWARNINGS": "ignore"}, preexec_fn=as_in_a_terminal)
     try:
         line = proc.stdout.readline()  # printed once Voila is up
         url = re.search(r"at (http://127\.0\.0\.1:(\d+)/\?token=[\w-]+) \(Ctrl-C stops it\)", line)

@@ -13,7 +13,7 @@ import urllib.request
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, as_in_a_terminal
 from tests.review.conftest import ORACLE_R, trial
 from tests.view.conftest import add_running_trial, holding_lock, make_batch
 from workbench.evidence import make_readonly, make_writable, manifest_text, read_links, read_manifest
@@ -231,7 +231,8 @@ def test_the_reviewer_opens_the_leaf_a_link_names(review_run):
 @pytest.mark.slow
 def test_the_cli_prints_the_bound_url_and_stops_on_ctrl_c(review_run):
     proc = subprocess.Popen([sys.executable, "-m", "workbench", "view", str(review_run.parent), "--port", "0"],
-                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=as_in_a_terminal)
     try:
         line = proc.stdout.readline()
         url = line.split(" at ")[1].split()[0]
