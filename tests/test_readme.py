@@ -26,6 +26,7 @@ NOT_RUN = {
     "demo": "tested by test_cli and make demo",
     "tour": "tested by test_tour",
     "view": "a server (its browser test starts it)",
+    "lab": "a server (tests/test_lab.py starts it)",
 }
 
 
