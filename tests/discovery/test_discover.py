@@ -347,26 +347,8 @@ def test_extend_continues_a_session_that_ran_out_before_its_deliverable_and_a_ki
 
 
 def test_the_preparation_asks_a_person_and_the_run_waits_for_the_answer(tmp_path, monkeypatch):
-    import threading
-
-    import workbench.session
-
     started = []
-
-    def behaviour(trial_dir, view, start):
-        started.append(trial_dir.name)
-        if trial_dir.name == "prepare":
-            (trial_dir / "session" / "submission" / "QUESTIONS.md").write_text("Is touching the wall allowed?\n")
-        return "completed"
-
-    monkeypatch.setattr(workbench.session, "run_session", _stand_in(behaviour))
-    out, said = tmp_path / "run", []
-    run = threading.Thread(target=discover, args=(TASK, HILLCLIMB, out),
-                           kwargs={"rounds": 1, "parallel": 1, "say": said.append})
-    run.start()
-    deadline = time.monotonic() + 30
-    while not any(line.startswith("prepare asks a person") for line in said) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    out, run, said = _waiting_on_a_question(tmp_path, monkeypatch, "Is touching the wall allowed?", started)
     time.sleep(1.5)
     assert started == ["prepare"], said  # the run waits: no proposal before the answer
     assert "Is touching the wall allowed?" in said[-1] and "discover-message" in said[-1]
@@ -381,15 +363,19 @@ def test_the_preparation_asks_a_person_and_the_run_waits_for_the_answer(tmp_path
     assert any(line.startswith("answered: the run goes on") for line in said)
 
 
-def _waiting_on_a_question(tmp_path, monkeypatch):
-    """A run (stand-in sessions) whose preparation asked a question: (run directory, its thread, what it said)."""
+def _waiting_on_a_question(tmp_path, monkeypatch, question: str = "May circles touch?",
+                           started: list[str] | None = None):
+    """A run (stand-in sessions) whose preparation asked ``question``: (run directory, its thread, what it
+    said); ``started`` collects the sessions started."""
     import threading
 
     import workbench.session
 
     def behaviour(trial_dir, view, start):
+        if started is not None:
+            started.append(trial_dir.name)
         if trial_dir.name == "prepare":
-            (trial_dir / "session" / "submission" / "QUESTIONS.md").write_text("May circles touch?\n")
+            (trial_dir / "session" / "submission" / "QUESTIONS.md").write_text(question + "\n")
         return "completed"
 
     monkeypatch.setattr(workbench.session, "run_session", _stand_in(behaviour))
