@@ -15,6 +15,7 @@ from typing import Any
 from ..discovery.records import DiscoveryState, RankedHistory, find_runs, read_state, scored_attempts
 from ..paths import TrialPaths
 from .frame import duration, e, num, page, q
+from .live import tail
 
 W, H, PAD = 720, 260, 40
 
@@ -32,13 +33,12 @@ def _points(out: Path, state: DiscoveryState) -> list[dict[str, Any]]:
 def latest(out: Path, sid: str, tail_bytes: int = 16384) -> str:
     """A session's latest output: its trajectory's last step (what the agent said and what it saw), from the
     file's last ``tail_bytes`` only (a long session's trajectory is not read every poll)."""
-    path = TrialPaths(out / "sessions" / sid).trajectory
+    text = tail(TrialPaths(out / "sessions" / sid).trajectory, tail_bytes)
     try:
-        with open(path, "rb") as fh:
-            fh.seek(max(0, fh.seek(0, 2) - tail_bytes))
-            lines = fh.read().decode("utf-8", "replace").splitlines()
-        step = json.loads(lines[-1]) if lines else {}
-    except (OSError, ValueError):
+        step = json.loads(text.splitlines()[-1]) if text else {}
+    except ValueError:
+        return ""
+    if not isinstance(step, dict):
         return ""
     seen = [str(o.get("content", "")) for o in step.get("observations") or [] if isinstance(o, dict)]
     text = "\n".join([str(step.get("message") or ""), *seen[-1:]]).strip()

@@ -22,7 +22,9 @@ TAIL_BYTES = 8192
 TAIL_LINES = 40
 
 
-def _tail(path: Path) -> str | None:
+def tail(path: Path, max_bytes: int = TAIL_BYTES) -> str | None:
+    """The last :data:`TAIL_LINES` whole lines of the file's last ``max_bytes``, without following a link;
+    None where it is not a regular file."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
@@ -31,12 +33,12 @@ def _tail(path: Path) -> str | None:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             return None
-        os.lseek(fd, max(0, st.st_size - TAIL_BYTES), os.SEEK_SET)
-        text = os.read(fd, TAIL_BYTES).decode("utf-8", "replace")
+        os.lseek(fd, max(0, st.st_size - max_bytes), os.SEEK_SET)
+        text = os.read(fd, max_bytes).decode("utf-8", "replace")
     finally:
         os.close(fd)
     lines = text.splitlines()
-    return "\n".join(lines[-TAIL_LINES:] if st.st_size <= TAIL_BYTES else lines[1:][-TAIL_LINES:])
+    return "\n".join(lines[-TAIL_LINES:] if st.st_size <= max_bytes else lines[1:][-TAIL_LINES:])
 
 
 def stage_logs(tp: TrialPaths, stage: str | None) -> list[tuple[str, Path]]:
@@ -52,7 +54,7 @@ def log_tail(tp: TrialPaths, stage: str | None) -> str:
     """The running stage's logs, their last lines each (empty when the stage writes none yet)."""
     parts = []
     for what, path in stage_logs(tp, stage):
-        text = _tail(path)
+        text = tail(path)
         if text:
             parts.append(f"<div class='log-tail' data-log='{e(path.name)}'><b>{e(what)}</b> "
                          f"<span class='muted'>(last lines, live)</span><pre>{e(text)}</pre></div>")
