@@ -10,7 +10,7 @@ APT_PACKAGES := bubblewrap util-linux python3-venv e2fsprogs bpftrace
 # a real Docker engine (and debootstrap for its base image: no registry is reachable) for the docker sandbox
 TEST_APT_PACKAGES := chromium postgresql docker.io debootstrap
 
-.PHONY: install system test-system demo tour test test-heavy test-fast test-docker-tasks validate lint clean
+.PHONY: install system test-system demo tour docs test test-heavy test-fast test-docker-tasks validate lint clean
 
 install: system $(BIN)/workbench
 
@@ -41,7 +41,7 @@ test-system:
 $(BIN)/workbench: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check --upgrade pip
-	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev]'
+	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev,docs]'
 	@touch $@
 
 demo: install
@@ -53,11 +53,17 @@ tour: install
 	$(BIN)/workbench env install $(DEMO_TASK)
 	$(BIN)/workbench tour --out reports/tour.html
 
+# The documentation site (docs/, Sphinx + MyST) into docs/_build/html, offline: every warning is an error, so
+# a cross-reference or relative link that does not resolve fails it (external links are never fetched).
+# -E reads every page afresh, so a warning is never hidden by a previous build (~4 s).
+docs: $(BIN)/workbench
+	$(BIN)/sphinx-build -E -W --keep-going -q -b html docs docs/_build/html
+
 # make test (CI): every test but the heavy ones, and the full validation of the tasks cheapest to validate.
 # Each bundled task's committed record (tests/validation.json) must be current and passing, a test checks;
 # make validate re-runs them all, make test-heavy checks them all again without writing.
 LIGHT_TASKS := tasks/rf-lowpass-filter tasks/wdbc-diagnosis tasks/inverted-pendulum-lqr
-test: install test-system
+test: install test-system docs
 	$(BIN)/workbench env install $(DEMO_TASK)
 	$(BIN)/ruff check workbench tests tasks benchmarks
 	@# the base image (download and disk) is built while the model server compiles (CPU); either failing fails
@@ -86,7 +92,7 @@ test-fast: install
 	$(BIN)/python -m pytest -q -m "$(FAST)"
 
 # Heavier than make test: every bundled task's image built on the local base, and its whole validation
-# replayed under docker, each submission scoring the same as in the bwrap record (measured in README.md).
+# replayed under docker, each submission scoring the same as in the bwrap record (measured in docs/sandbox.md).
 test-docker-tasks: install test-system
 	bash .ci/docker-base
 	$(BIN)/workbench task validate --sandbox docker --no-record tasks
@@ -99,4 +105,4 @@ lint: install
 	$(BIN)/ruff check workbench tests tasks benchmarks
 
 clean:
-	rm -rf $(VENV) runs .pytest_cache
+	rm -rf $(VENV) runs .pytest_cache docs/_build

@@ -4,7 +4,7 @@
 
 Start latency: ``true`` run through each backend's ``run`` under the same spec (one core, the task's
 limits, nothing recorded), interleaved bwrap/docker so machine noise hits both. Per-trial overhead: the demo
-task's reference replay (PySCF), whole ``replay()`` call and the wall time of reproduce.sh inside, with
+task's reference replay (PySCF), whole ``replay_trial()`` call and the wall time of reproduce.sh inside, with
 receipts on as in a real trial. Per-call latency of an agent's tool call (``true``, ``--calls`` of each,
 interleaved): docker with a container per call (``DockerSandbox.run``), docker with one session container and
 an ``exec`` per call (``box.session``), bwrap per call. Needs a running engine and the demo image (built on the
@@ -72,8 +72,8 @@ def _p90(xs: list[float]) -> float:
 
 
 def trial_overhead(repeat: int) -> dict[str, dict[str, list[float]]]:
-    from workbench.env import install_env
-    from workbench.replay import replay
+    from workbench.replay.trial import replay_trial
+    from workbench.sandbox.environments import install_env
     from workbench.task import load_task
 
     task = load_task(REPO / "tasks" / "h2-pes")
@@ -83,7 +83,7 @@ def trial_overhead(repeat: int) -> dict[str, dict[str, list[float]]]:
         for name in out:
             trial = Path(tempfile.mkdtemp(prefix="bench-backend-")) / "t"
             t0 = time.perf_counter()
-            prov = replay(task, task.paths.solution, trial, sandbox=name)
+            prov = replay_trial(task, task.paths.solution, trial, sandbox=name)
             out[name]["total"].append(time.perf_counter() - t0)
             out[name]["wall"].append(prov.wall_sec)
             assert prov.status == "succeeded", (name, prov.failure_reasons)

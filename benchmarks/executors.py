@@ -36,9 +36,9 @@ sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
 from harness_overhead import make_task  # noqa: E402
 
-import workbench.batch as batch  # noqa: E402
+import workbench.batch.run as batch  # noqa: E402
 from workbench.paths import RunPaths  # noqa: E402
-from workbench.trial_record import read_trial  # noqa: E402
+from workbench.trial.record import read_trial  # noqa: E402
 
 WORKERS = 2
 

@@ -25,11 +25,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from workbench.batch import run_batch
-from workbench.matrix import AgentConfig
+from workbench.batch.matrix import AgentConfig
+from workbench.batch.run import run_batch
 from workbench.paths import RunPaths
-from workbench.pipeline import run_trial
 from workbench.task import load_task
+from workbench.trial.pipeline import run_trial
 
 RUBRIC = {"id": "r", "sub_tasks": [
     {"id": "a", "weight": 1, "task_category": "Modeling", "check": {"kind": "file_exists", "path": "results/x.txt"}},
@@ -119,7 +119,8 @@ def _memory_mb(pid: int) -> dict[str, float]:
 
 def pool_memory() -> dict:
     """What this process's warm-kernel pool holds: the template and one spare kernel forked from it."""
-    from workbench import kernel_pool, warm_kernels
+    from workbench.jupyter import pool as kernel_pool
+    from workbench.jupyter import warm as warm_kernels
 
     spare = kernel_pool.pool().ready[0][1].result(60)
     return {"template": _memory_mb(warm_kernels._template.proc.pid), "spare_kernel": _memory_mb(spare.provisioner.pid),

@@ -53,10 +53,10 @@ def main() -> None:
         return
     from tests.conftest import free_port
     from tests.model_server import MODEL_NAME, ModelServer
-    from workbench.env import install_env
-    from workbench.replay import replay
+    from workbench.replay.trial import replay_trial
+    from workbench.sandbox.environments import install_env
     from workbench.scoring import score_trial
-    from workbench.scoring.judge import JudgeSettings
+    from workbench.scoring.judge.leaf import JudgeSettings
     from workbench.task import load_task
 
     task = load_task(REPO / "tasks" / "h2-pes")
@@ -65,7 +65,7 @@ def main() -> None:
                    **{p.name: p for p in sorted((task.root / "calibration").iterdir()) if p.is_dir()}}
     work = Path(tempfile.mkdtemp(prefix="judge-schema-"))
     for name, sub in submissions.items():
-        replay(task, sub, work / name)
+        replay_trial(task, sub, work / name)
     results = {}
     with ModelServer(free_port(), work / "llama-server.log") as url:
         for schema in (True, False):

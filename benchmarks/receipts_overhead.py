@@ -53,14 +53,14 @@ def flood() -> dict:
     import tempfile
 
     from tests.conftest import write_files, write_task
-    from workbench.replay import replay
+    from workbench.replay.trial import replay_trial
     from workbench.task import load_task
 
     root = Path(tempfile.mkdtemp(prefix="bench-flood-"))
     task = load_task(write_task(root / "task", timeout_sec=300, max_processes=64))
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     t0 = time.perf_counter()
-    prov = replay(task, write_files(root / "sub", {"reproduce.sh": FLOOD}), root / "trial")
+    prov = replay_trial(task, write_files(root / "sub", {"reproduce.sh": FLOOD}), root / "trial")
     total = time.perf_counter() - t0
     r = json.loads((root / "trial" / "replay" / "receipts.json").read_text())
     return {"script_wall_sec": round(prov.wall_sec, 2), "replay_total_sec": round(total, 2),
@@ -72,8 +72,8 @@ def flood() -> dict:
 
 
 def main() -> None:
-    from workbench.env import install_env
-    from workbench.replay import replay
+    from workbench.replay.trial import replay_trial
+    from workbench.sandbox.environments import install_env
     from workbench.sandbox.recorder import Recorder
     from workbench.sandbox.volume import Volume
     from workbench.task import load_task
@@ -99,7 +99,7 @@ def main() -> None:
             os.environ["WORKBENCH_CPU_SAMPLES"] = "0" if mode == "no_profile" else "1"
             out = Path(tempfile.mkdtemp(prefix="bench-receipts-")) / "t"
             t0 = time.perf_counter()
-            prov = replay(task, task.paths.solution, out)
+            prov = replay_trial(task, task.paths.solution, out)
             totals[mode].append(time.perf_counter() - t0)
             walls[mode].append(prov.wall_sec)
             if mode == "on":

@@ -32,11 +32,11 @@ def timed(fn, repeat: int) -> float:
 
 
 def scoring(repeat: int) -> dict:
-    from workbench.env import install_env
     from workbench.evidence import Evidence
-    from workbench.reader import Reader
-    from workbench.replay import replay
-    from workbench.runtime import ensure_runtime
+    from workbench.reader.client import Reader
+    from workbench.reader.runtime import ensure_runtime
+    from workbench.replay.trial import replay_trial
+    from workbench.sandbox.environments import install_env
     from workbench.scoring import score_trial
     from workbench.scoring.checks import load_task_checks, run_check
     from workbench.task import load_task
@@ -47,7 +47,7 @@ def scoring(repeat: int) -> dict:
     ensure_runtime()
     runtime_sec = time.perf_counter() - t0
     trial = Path(tempfile.mkdtemp(prefix="bench-score-")) / "t"
-    prov = replay(task, task.paths.solution, trial).model_dump()
+    prov = replay_trial(task, task.paths.solution, trial).model_dump()
     det = [lf for lf in task.rubric.leaves if lf.node.scoring_method == "deterministic"]
     ev = Evidence(trial / "evidence", prov)
 
@@ -73,7 +73,7 @@ def scoring(repeat: int) -> dict:
 
 def replays(repeat: int) -> dict:
     from tests.conftest import write_files, write_task
-    from workbench.replay import replay
+    from workbench.replay.trial import replay_trial
     from workbench.task import load_task
 
     root = Path(tempfile.mkdtemp(prefix="bench-replay-"))
@@ -86,7 +86,7 @@ def replays(repeat: int) -> dict:
         saved = {k: os.environ.get(k) for k in env}
         os.environ.update(env)
         try:
-            out[f"replay_{name}_sec"] = round(timed(lambda: replay(task, sub, root / "t"), repeat), 3)
+            out[f"replay_{name}_sec"] = round(timed(lambda: replay_trial(task, sub, root / "t"), repeat), 3)
         finally:
             for k, v in saved.items():
                 os.environ.pop(k) if v is None else os.environ.__setitem__(k, v)

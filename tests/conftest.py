@@ -6,8 +6,10 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -230,7 +232,7 @@ def agent_cli():
 
 def docker_engine_or_missing() -> None:
     """Skip (or, with WORKBENCH_REQUIRE_TEST_TOOLS=1, fail) when no Docker engine answers."""
-    from workbench.sandbox.docker import DockerSandbox
+    from workbench.sandbox.docker.sandbox import DockerSandbox
 
     try:
         ok = DockerSandbox().available()[0]
@@ -284,7 +286,7 @@ def run_cli(*args: str, cwd: Path | None = None, timeout: float = 600) -> subpro
 
 @pytest.fixture(scope="session")
 def demo_task():
-    from workbench.env import install_env
+    from workbench.sandbox.environments import install_env
     from workbench.task import load_task
 
     task = load_task(DEMO)
@@ -307,7 +309,7 @@ agent = "nop"
 @pytest.fixture(scope="session")
 def demo_batch(demo_task, tmp_path_factory):
     """The acceptance batch: demo task x {oracle, nop} x 2 attempts through papermill, 2 workers."""
-    from workbench.batch import run_batch
+    from workbench.batch.run import run_batch
 
     root = tmp_path_factory.mktemp("demo-batch")
     matrix = root / "matrix.toml"
@@ -323,7 +325,7 @@ def demo_oracle_inline(demo_task, tmp_path_factory) -> dict:
     import json
 
     from workbench.paths import RunPaths
-    from workbench.pipeline import run_trial
+    from workbench.trial.pipeline import run_trial
 
     out = tmp_path_factory.mktemp("demo-oracle-inline")
     rec = run_trial(demo_task, config("oracle"), out, engine="inline", sandbox="bwrap")
@@ -332,7 +334,7 @@ def demo_oracle_inline(demo_task, tmp_path_factory) -> dict:
 
 
 def config(agent: str, **kw):
-    from workbench.matrix import AgentConfig
+    from workbench.batch.matrix import AgentConfig
 
     return AgentConfig(name=kw.pop("name", agent), agent=agent, **kw)
 
@@ -470,3 +472,28 @@ def store_url(request, tmp_path):
         conn.execute(text(f'CREATE DATABASE "{name}"'))
     engine.dispose()
     return f"{base}/{name}"
+
+
+@pytest.fixture
+def simulated_gpus(monkeypatch):
+    """make(n): a /dev-like directory with n simulated GPUs, named as the NVIDIA driver names its nodes (each a
+    clone of /dev/null: opening and writing it works), and the control nodes, used as the host's."""
+    if os.geteuid() != 0:
+        pytest.skip("making device nodes needs root")
+    made = []
+
+    def make(n: int) -> Path:
+        d = Path(tempfile.mkdtemp(prefix="workbench-gpu-dev-", dir="/tmp"))  # reachable by the sandbox user
+        os.chmod(d, 0o755)
+        for name in [f"nvidia{i}" for i in range(n)] + (["nvidiactl", "nvidia-uvm"] if n else []):
+            os.mknod(d / name, 0o666 | 0o020000, os.makedev(1, 3))  # S_IFCHR, the null device's numbers
+            os.chmod(d / name, 0o666)
+        monkeypatch.setenv("WORKBENCH_GPU_DEV", str(d))
+        made.append(d)
+        return d
+
+    locks = Path(tempfile.mkdtemp(prefix="workbench-gpu-locks-", dir="/tmp"))
+    monkeypatch.setenv("WORKBENCH_GPU_LOCKS", str(locks))
+    yield make
+    for d in [*made, locks]:
+        shutil.rmtree(d, ignore_errors=True)

@@ -12,8 +12,8 @@ from tests.conftest import REPO
 
 
 def test_every_public_name_resolves_to_the_object_of_its_module():
-    from workbench.pipeline import run_trial
     from workbench.scoring.results import Scores
+    from workbench.trial.pipeline import run_trial
 
     assert workbench.run_trial is run_trial and workbench.Scores is Scores
     for name in workbench.__all__:
@@ -44,10 +44,13 @@ def test_the_docstring_example_runs_a_trial(tmp_path):
                           engine="inline")
     scores = wb.Scores.model_validate_json(next((tmp_path / "try" / "trials").glob("*/scores.json")).read_text())
     assert record.status == "complete" and record.outcome["R"] == scores.R > 0.9  # the judge's leaves wait
-    # after a trial (which imports workbench.replay, the module), the public names are still the functions
-    from workbench.replay import replay
+    # after a trial (which imported the replay package), the public names are still the functions: the
+    # trial's submission replays again through wb.replay_trial
+    from workbench.paths import TrialPaths
 
-    assert wb.replay_trial is replay and callable(wb.replay_trial)
+    delivered = TrialPaths(next((tmp_path / "try" / "trials").iterdir())).submission
+    again = wb.replay_trial(task, delivered, tmp_path / "again")
+    assert again.status == "succeeded", again.failure_reasons
     import pkgutil
 
     submodules = {m.name for m in pkgutil.iter_modules(wb.__path__)}

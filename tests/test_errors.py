@@ -29,9 +29,10 @@ def test_every_registry_words_its_refusal_through_the_helper():
 @pytest.mark.parametrize(("call", "message"), [
     ("from workbench.sandbox import get_sandbox; get_sandbox('dokcer')", "unknown sandbox 'dokcer'; known: bwrap"),
     ("from workbench.agents import get_agent; get_agent('gpt')", "unknown agent 'gpt'; known: "),
-    ("from workbench.executors import get_executor; get_executor('pbs', 1)", "unknown executor 'pbs'; known: dask"),
+    ("from workbench.batch.executors import get_executor; get_executor('pbs', 1)",
+     "unknown executor 'pbs'; known: dask"),
     ("from workbench.scoring.modes import mode_of; mode_of('vibes')", "unknown scoring mode 'vibes'; known: "),
-    ("from workbench.pipeline import get_engine; get_engine('spark')", "unknown engine 'spark'; known: inline"),
+    ("from workbench.trial.pipeline import get_engine; get_engine('spark')", "unknown engine 'spark'; known: inline"),
 ])
 def test_each_registry_refuses_in_the_one_wording(call, message):
     with pytest.raises(WorkbenchError) as err:

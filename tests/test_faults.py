@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import MATRIX, required_tool_missing, write_task
-from workbench.batch import run_batch
+from workbench.batch.run import run_batch
 from workbench.errors import WorkbenchError
 from workbench.scoring import score_trial
 from workbench.task import load_task

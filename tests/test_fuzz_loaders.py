@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import MINI_RUBRIC, write_task
+from workbench.batch.matrix import load_matrix
 from workbench.errors import ValidationProblem, WorkbenchError
-from workbench.matrix import load_matrix
 from workbench.rubric import load_rubric
 from workbench.task.package import load_config
 

@@ -1,5 +1,6 @@
-"""The README's commands, parsed from README.md: every one names real verbs and options, and the ones
-that need no model endpoint, server or hours are run as written (outputs redirected to a temp folder)."""
+"""The commands the README and the documentation site show, parsed from README.md and docs/*.md: every one
+names real verbs and options, and the ones that need no model endpoint, server or hours are run as written
+(outputs redirected to a temp folder)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from tests.conftest import REPO, run_cli
 from workbench.cli import app
 
 README = REPO / "README.md"
-# run as written, in README order: everything else is parsed only (why, per verb)
+DOCS = REPO / "docs"
+# run as written, in page order: everything else is parsed only (why, per verb)
 NOT_RUN = {
     "task validate": "every task's construction checks: ~15 min (run by make test)",
     "task freeze": "rewrites a bundled task's records",
@@ -26,13 +28,26 @@ NOT_RUN = {
     "demo": "tested by test_cli and make demo",
     "tour": "tested by test_tour",
     "view": "a server (its browser test starts it)",
-    "lab": "a server (tests/test_lab.py starts it)",
+    "lab": "a server (tests/review/test_lab.py starts it)",
 }
 
 
+def pages() -> list[Path]:
+    """README.md, then the site's pages in the order of its table of contents (docs/index.md's toctrees).
+
+    A page's commands may use what its earlier commands made (a run, then its index), as the README's did
+    when it held them all; the README's former order lives on inside each page, and the toctree keeps
+    the pages in the order the README had them (the command line before the exports that read its run).
+    """
+    toctrees = "\n".join(re.findall(r"```\{toctree\}\n(.*?)```", (DOCS / "index.md").read_text(), re.S))
+    site = [DOCS / f"{name}.md" for name in re.findall(r"^([\w-]+)$", toctrees, re.M)]
+    unlisted = sorted(set(DOCS.glob("*.md")) - set(site) - {DOCS / "index.md"})
+    return [README, DOCS / "index.md", *site, *unlisted]
+
+
 def readme_commands() -> list[str]:
-    """Each `workbench ...` line of the README's bash blocks, continuations joined, comments dropped."""
-    blocks = re.findall(r"```bash\n(.*?)```", README.read_text(), re.S)
+    """Each `workbench ...` line of the bash blocks of every page, continuations joined, comments dropped."""
+    blocks = [b for page in pages() for b in re.findall(r"```bash\n(.*?)```", page.read_text(), re.S)]
     commands = []
     for block in blocks:
         for line in block.replace("\\\n", " ").splitlines():
@@ -78,6 +93,7 @@ def _redirected(words: list[str], tmp, trial) -> list[str]:
     """The README's output paths, inside the test's folder (its inputs stay as written)."""
     mine = str(tmp / "runs" / "mine")
     table = {"/tmp/trial": str(tmp / "trial"), "runs/mine": mine, "runs/b1": mine, "runs/first": mine,
+             "runs/demo": mine,
              "runs/b1/trials/T": trial, "runs/demo/trials/h2-pes__oracle__1": trial, "runs": str(tmp / "runs"),
              "t.json": str(tmp / "t.json")}
     return [table.get(w, str(tmp / w) if w.startswith(("reports/", "runs/")) else w) for w in words]
@@ -87,8 +103,10 @@ def _redirected(words: list[str], tmp, trial) -> list[str]:
 def test_the_readme_commands_run_as_written(tmp_path, demo_task):
     trial = str(tmp_path / "runs" / "mine" / "trials" / "h2-pes__oracle__1")
     ran = []
-    # the quickstart's later lines read the run its model made: they run once the oracle's run exists
-    ordered = sorted(readme_commands(), key=lambda c: "runs/first" in c)
+    # the lines that read the run a model or the demo made (runs/first, runs/demo) run once the oracle's exists
+    # a command shown on two pages (the README's example is the quickstart's) runs once
+    ordered = sorted(dict.fromkeys(readme_commands()),
+                     key=lambda c: bool({"runs/first", "runs/demo"} & set(shlex.split(c))))
     for command in ordered:
         words = _words(command, optional=False)
         verb = _resolve(list(words))[1]

@@ -3,9 +3,9 @@ import json
 import pytest
 
 from tests.conftest import config, write_task
-from workbench.pipeline import run_trial
 from workbench.store import Store
 from workbench.task import load_task
+from workbench.trial.pipeline import run_trial
 
 
 @pytest.mark.slow
@@ -70,7 +70,7 @@ def test_every_backend_indexes_trials_and_keeps_reviews_through_a_schema_change(
     store.set_setting("run", "reviewers_required", "2")
     store.set_setting("run", "reviewers_required", "3")
     # an index written by another schema version is dropped and rebuilt; reviews and settings are primary data
-    with store.engine.begin() as conn:
+    with store.db.begin() as conn:
         conn.execute(store_mod.meta.delete())
         conn.execute(insert(store_mod.meta).values(key="schema_version", value="0"))
     again = Store(store_url)

@@ -9,8 +9,8 @@ The public API, the nouns a notebook author uses::
 
 Everything else is private by convention (import it from its module). Names are imported on first use,
 so ``import workbench`` stays cheap for a stage notebook's kernel and the confined reader. No public name is
-also a submodule's name: importing a submodule sets it on the package, so ``wb.replay`` would be the function
-before any trial ran and the module after (hence ``replay_trial``).
+also a submodule's name: importing a submodule sets it on the package, so a function named like its package
+(``wb.replay``) would be the function before any trial ran and the module after.
 """
 
 from importlib import import_module
@@ -20,13 +20,13 @@ from .version import __version__
 _NAMES = {
     # tasks and plans
     "Task": ".task", "load_task": ".task", "Rubric": ".rubric", "load_rubric": ".rubric",
-    "AgentConfig": ".matrix", "Matrix": ".matrix", "load_matrix": ".matrix",
+    "AgentConfig": ".batch.matrix", "Matrix": ".batch.matrix", "load_matrix": ".batch.matrix",
     # running: one stage, one trial, a batch
-    "run_session": ".session", "replay_trial": ".replay:replay", "score_trial": ".scoring", "run_trial": ".pipeline",
-    "run_batch": ".batch",
+    "run_session": ".session.run", "replay_trial": ".replay.trial", "score_trial": ".scoring",
+    "run_trial": ".trial.pipeline", "run_batch": ".batch.run",
     # what a trial leaves
-    "Scores": ".scoring", "LeafScore": ".scoring", "TrialRecord": ".trial_record", "read_trial": ".trial_record",
-    "Evidence": ".evidence", "JudgeSettings": ".scoring.judge_settings",
+    "Scores": ".scoring", "LeafScore": ".scoring", "TrialRecord": ".trial.record", "read_trial": ".trial.record",
+    "Evidence": ".evidence", "JudgeSettings": ".scoring.judge.settings",
     # review and analysis
     "Reviewer": ".review", "record_review": ".review", "load_index": ".analysis.frames",
     "outcomes": ".analysis.frames", "build_report": ".analysis.report",
@@ -37,8 +37,7 @@ __all__ = ["__version__", *sorted(_NAMES)]
 def __getattr__(name: str):
     if name not in _NAMES:
         raise AttributeError(f"module 'workbench' has no attribute {name!r}")
-    module, _, attr = _NAMES[name].partition(":")  # a public name that is not its module's (replay_trial)
-    return getattr(import_module(module, __name__), attr or name)
+    return getattr(import_module(_NAMES[name], __name__), name)
 
 
 def __dir__() -> list[str]:

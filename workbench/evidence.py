@@ -24,7 +24,7 @@ from .errors import WorkbenchError
 from .io import Walk, chmod_tree, copy_tree, remove_tree, sha256_bytes, sha256_file
 
 MANIFEST = "MANIFEST.sha256"
-TOP_DIRS = ("submission", "replay", "secret")  # secret/: the replay with secret inputs (workbench.replay)
+TOP_DIRS = ("submission", "replay", "secret")  # secret/: the replay with secret inputs (workbench.replay.trial)
 MAX_READ_BYTES = 64 * 1024 * 1024
 
 
@@ -120,23 +120,72 @@ def read_links(evidence_root: Path) -> dict[str, str]:
     return _manifest_file(evidence_root)[1]
 
 
-def freeze(staging: Path, dest: Path) -> tuple[str, list[str]]:
-    """Copy a staged evidence tree to ``dest`` read-only with MANIFEST.sha256; returns the manifest's
-    digest (to be kept outside the evidence) and the entries refused (special files, too deep).
+def partial(dest: Path) -> Path:
+    """Where evidence for ``dest`` is built before it is renamed into place."""
+    return Path(dest).with_name(Path(dest).name + ".partial")
 
-    Built beside ``dest`` and renamed into place, so a crash leaves either no evidence or all of it.
+
+def freeze(staging: Path, dest: Path, *, in_place: bool = False,
+           known: dict[str, str] | None = None) -> tuple[str, list[str]]:
+    """Seal a staged evidence tree as ``dest``, read-only with MANIFEST.sha256; returns the manifest's digest
+    (to be kept outside the evidence) and the entries refused (special files, too deep).
+
+    Built beside ``dest`` (:func:`partial`) and renamed into place, so a crash leaves either no evidence or all
+    of it. By default the staged tree is copied there first. ``in_place``: ``staging`` *is* that partial
+    tree, staged by the workbench itself (with :func:`~workbench.io.copy_tree`, after the sandbox is gone):
+    it is sealed where it is, its links listed and removed; ``known`` holds the digests taken while it was
+    staged (:func:`~workbench.io.copy_tree`'s ``hashes``), so the outputs of a replay are read once, by the
+    copy that staged them, and only the rest is hashed here.
     """
     dest = Path(dest)
-    tmp = dest.with_name(dest.name + ".partial")
-    remove_tree(tmp)
-    copied = copy_tree(staging, tmp, keep_links=False)
-    hashes = {e.rel: sha256_file(Path(e.path)) for e in Walk(tmp) if e.is_file}
-    manifest = manifest_text(hashes, copied.links).encode("utf-8", "surrogateescape")
+    tmp = partial(dest)
+    if in_place:
+        if Path(staging).resolve() != tmp.resolve():
+            raise ValueError(f"freeze in place: {staging} is not {tmp}")
+        links, refused = _unlink_non_files(tmp)
+    else:
+        remove_tree(tmp)
+        copied = copy_tree(staging, tmp, keep_links=False)
+        links, refused = copied.links, copied.refused
+    hashes = hash_files(tmp, known if in_place else None)
+    manifest = manifest_text(hashes, links).encode("utf-8", "surrogateescape")
     (tmp / MANIFEST).write_bytes(manifest)
     make_readonly(tmp)
     remove_tree(dest)
     os.replace(tmp, dest)
-    return sha256_bytes(manifest), copied.refused
+    return sha256_bytes(manifest), refused
+
+
+def _unlink_non_files(root: Path) -> tuple[dict[str, str], list[str]]:
+    """Make a staged tree hold only what a sealed copy holds: directories and regular files within the
+    walk's depth and path length. A link is listed with its target and removed; a tree too deep or a path
+    too long (counted from the evidence's root, as every reader walks it) is refused and removed."""
+    links: dict[str, str] = {}
+    walk = Walk(root)
+    refused: list[str] = []
+    for e in list(walk):
+        if e.is_link:
+            links[e.rel] = os.readlink(e.path)
+            os.unlink(e.path)
+        elif not (e.is_dir or e.is_file):
+            refused.append(f"{e.rel}: not a regular file, directory or link")
+            os.unlink(e.path)
+    for rel in walk.skipped:
+        remove_tree(os.path.join(root, rel))
+    return links, refused + walk.refused
+
+
+def hash_files(root: Path, known: dict[str, str] | None = None) -> dict[str, str]:
+    """sha256 of every regular file under ``root``, by relative path (those in ``known`` taken from it): read
+    in parallel threads (hashing and reading release the GIL), at the disk's speed rather than one core's."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    known = known or {}
+    files = [(e.rel, e.path) for e in Walk(root) if e.is_file]
+    todo = [(rel, path) for rel, path in files if rel not in known]
+    with ThreadPoolExecutor(max_workers=min(4, (os.cpu_count() or 1) + 1)) as pool:
+        digests = dict(zip((rel for rel, _ in todo), pool.map(lambda f: sha256_file(Path(f[1])), todo), strict=True))
+    return {rel: known[rel] if rel in known else digests[rel] for rel, _ in files}
 
 
 def make_readonly(root: Path) -> None:

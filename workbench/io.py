@@ -82,7 +82,8 @@ class Walk:
     """Every entry under ``root``, parents before children, names sorted, without recursion or following
     links. ``skip_top`` names are left out at the top level; ``on_dir(path)`` runs before a directory is
     listed (e.g. to make a mode-000 directory readable). Afterwards ``refused`` lists what was not
-    entered (too deep, path too long, unreadable) as ``"rel: why"``."""
+    entered (too deep, path too long, unreadable) as ``"rel: why"``, and ``skipped`` the relative paths of
+    the entries left out for their depth or length (what a sealed copy must not hold)."""
 
     def __init__(self, root: Path | str, *, skip_top: Iterable[str] = (), max_depth: int = MAX_DEPTH,
                  on_dir: Callable[[str], None] | None = None):
@@ -91,6 +92,7 @@ class Walk:
         self.max_depth = max_depth
         self.on_dir = on_dir
         self.refused: list[str] = []
+        self.skipped: list[str] = []
 
     def __iter__(self) -> Iterator[Entry]:
         stack: list[tuple[str, str, int]] = [("", self.root, 0)]
@@ -111,6 +113,7 @@ class Walk:
                 r, p = (f"{rel}/{name}" if rel else name), os.path.join(path, name)
                 if len(os.fsencode(p)) > MAX_PATH_BYTES:
                     self.refused.append(f"{r[:200]}...: path longer than {MAX_PATH_BYTES} bytes")
+                    self.skipped.append(r)
                     continue
                 try:
                     st = os.lstat(p)
@@ -120,6 +123,7 @@ class Walk:
                 if stat.S_ISDIR(st.st_mode):
                     if depth + 1 >= self.max_depth:  # neither listed nor entered, so a copy never holds it
                         self.refused.append(f"{r}: nested deeper than {self.max_depth} directories")
+                        self.skipped.append(r)
                         continue
                     below.append((r, p, depth + 1))
                 yield Entry(r, p, st)
@@ -136,13 +140,16 @@ class Copied:
 
 
 def copy_tree(src: Path, dst: Path, *, skip_top: Iterable[str] = (), dirs_exist_ok: bool = False,
-              keep_links: bool = True, skip: Iterable[str] = (), metadata: bool = True) -> Copied:
+              keep_links: bool = True, skip: Iterable[str] = (), metadata: bool = True,
+              hashes: dict[str, str] | None = None) -> Copied:
     """Copy an untrusted tree: directories and regular files, symlinks as links (never followed; with
     ``keep_links=False`` not made at all, only listed with their targets), special files refused, and a file
     hard-linked to something outside the tree skipped (copying it as root would copy, say, a private host
     file the link points at). Directory modes are applied last, so a read-only directory in the source
     cannot stop the copy. With ``metadata=False`` only contents and permission bits are copied (no
-    timestamps, no extended attributes), so a package cannot carry data past a content rule in them."""
+    timestamps, no extended attributes), so a package cannot carry data past a content rule in them. With
+    ``hashes``, each file's sha256 is taken from the bytes as they are copied (``hashes[rel]``), files are
+    copied by parallel threads, and nothing needs reading again to hash them (gigabytes of outputs)."""
     src, dst = Path(src), Path(dst)
     left_out = set(skip)
     walk = Walk(src, skip_top=skip_top)
@@ -155,6 +162,7 @@ def copy_tree(src: Path, dst: Path, *, skip_top: Iterable[str] = (), dirs_exist_
     out = Copied(refused=list(walk.refused))
     dst.mkdir(parents=True, exist_ok=dirs_exist_ok)
     dirs = [(str(src), str(dst))]
+    hashing: list[tuple[str, str, str]] = []  # (rel, source, target) copied while hashed, after the walk
     for e in entries:
         target = os.path.join(dst, e.rel)
         if e.is_dir:
@@ -171,19 +179,52 @@ def copy_tree(src: Path, dst: Path, *, skip_top: Iterable[str] = (), dirs_exist_
             if e.st.st_nlink > inside.get((e.st.st_dev, e.st.st_ino), 1):
                 out.hard_links.append(e.rel)
                 continue
-            if metadata:
+            if hashes is not None:
+                hashing.append((e.rel, e.path, target))
+            elif metadata:
                 shutil.copy2(e.path, target, follow_symlinks=False)
             else:
                 shutil.copyfile(e.path, target, follow_symlinks=False)
                 os.chmod(target, stat.S_IMODE(e.st.st_mode) & 0o777)
         else:
             out.refused.append(f"{e.rel}: not a regular file, directory or link (mode {stat.filemode(e.st.st_mode)})")
+    if hashing:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=min(4, (os.cpu_count() or 1) + 1)) as pool:
+            digests = pool.map(lambda job: _copy_hashing(job[1], job[2], metadata), hashing)
+            hashes.update(zip((rel for rel, _, _ in hashing), digests, strict=True))
     for s, d in reversed(dirs):
         if metadata:
             shutil.copystat(s, d, follow_symlinks=False)
         else:
             os.chmod(d, stat.S_IMODE(os.lstat(s).st_mode) & 0o777)
     return out
+
+
+def _copy_hashing(src: str, dst: str, metadata: bool) -> str:
+    """Copy one regular file (never through a link) and return the sha256 of the bytes copied; its mode (and
+    with ``metadata`` its timestamps and extended attributes) as :func:`shutil.copy2` would."""
+    h = hashlib.sha256()
+    fin = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        fout = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        try:
+            while chunk := os.read(fin, CHUNK):
+                h.update(chunk)
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(fout, view):]
+        finally:
+            os.close(fout)
+        mode = stat.S_IMODE(os.fstat(fin).st_mode)
+    finally:
+        os.close(fin)
+    if metadata:
+        shutil.copystat(src, dst, follow_symlinks=False)
+    else:
+        os.chmod(dst, mode & 0o777)
+    return h.hexdigest()
 
 
 def chmod_tree(root: Path, file_mode: int, dir_mode: int) -> None:

@@ -23,7 +23,7 @@ Task package (Harbor / PaperBenchX compatible)::
 Run and trial directories::
 
     runs/<run-id>/
-      run.json                   the matrix (or configurations) and a lock: task content hashes (run_lock.RunLock)
+      run.json                   the matrix (or configurations) and a lock: task content hashes (run_lock.RunSpec)
       results.db                 results index (rebuildable from the trial directories)
       .batch.lock                held by the one batch running on the directory
       locks/<trial-id>.lock      held by the process running that trial

@@ -32,13 +32,13 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import OperationalError
 
-from .activities import allocate_file
 from .errors import WorkbenchError
-from .notebooks import STAGES
+from .jupyter.notebooks import STAGES
 from .paths import RunPaths, TrialPaths
 from .rubric.phases import PHASES
 from .scoring.results import AWAITING
-from .session_records import read_usage
+from .session.ledger import read_usage
+from .trajectory.activities import allocate_file
 
 log = logging.getLogger(__name__)
 
@@ -215,26 +215,26 @@ def _with_driver(url: str) -> str:
 class Store:
     def __init__(self, url: str):
         self.url = _with_driver(url)
-        self.engine = create_engine(self.url)
+        self.db = create_engine(self.url)  # SQLAlchemy's engine: not a trial's stage engine (`--engine`)
         try:
             self._migrate_index()
-            metadata.create_all(self.engine)
+            metadata.create_all(self.db)
             self._migrate_reviews()
         except OperationalError as exc:  # a full disk, a read-only file, an unreachable server: say which
-            raise WorkbenchError(f"results index {self.engine.url.render_as_string(hide_password=True)}: "
+            raise WorkbenchError(f"results index {self.db.url.render_as_string(hide_password=True)}: "
                                  f"{exc.orig}") from None
 
     def _migrate_index(self) -> None:
         """Drop the derived index tables when they were made by another schema version (they are rebuilt)."""
-        found = inspect(self.engine)
+        found = inspect(self.db)
         version = None
         if found.has_table(meta.name):
-            with self.engine.connect() as conn:
+            with self.db.connect() as conn:
                 version = conn.execute(select(meta.c.value).where(meta.c.key == "schema_version")).scalar()
         if version == SCHEMA_VERSION:
             return
         stale = [t for t in TABLES if found.has_table(t.name)]
-        with self.engine.begin() as conn:
+        with self.db.begin() as conn:
             if stale:
                 log.warning("results index schema changed (%s -> %s); it will be rebuilt", version, SCHEMA_VERSION)
                 for t in stale:
@@ -246,8 +246,8 @@ class Store:
     def _migrate_reviews(self) -> None:
         """Review records are primary data: a store made before reviews were bound to their evidence gets
         the binding columns added (its old records stay, unbound, and are shown as stale)."""
-        have = {c["name"] for c in inspect(self.engine).get_columns(reviews.name)}
-        with self.engine.begin() as conn:
+        have = {c["name"] for c in inspect(self.db).get_columns(reviews.name)}
+        with self.db.begin() as conn:
             for name in REVIEW_BINDING:
                 if name not in have:
                     conn.exec_driver_sql(f"ALTER TABLE {reviews.name} ADD COLUMN {name} VARCHAR(64)")
@@ -270,7 +270,7 @@ class Store:
         if rows is None:
             return False
         row, *children = rows
-        with self.engine.begin() as conn:
+        with self.db.begin() as conn:
             for t in TABLES:
                 conn.execute(delete(t).where((t.c.run == row["run"]) & (t.c.trial_id == row["trial_id"])))
             conn.execute(insert(trials), [row])
@@ -282,7 +282,7 @@ class Store:
     def rebuild(self, run_dir: Path | str) -> int:
         """Replace the index of a run with what its trial directories say; returns trials indexed."""
         run = RunPaths(Path(run_dir))
-        with self.engine.begin() as conn:
+        with self.db.begin() as conn:
             for t in TABLES:
                 conn.execute(delete(t).where(t.c.run == run.root.name))
         n = 0
@@ -295,7 +295,7 @@ class Store:
         q = select(trials.c.trial_id).order_by(trials.c.trial_id)
         if run is not None:
             q = q.where(trials.c.run == run)
-        with self.engine.connect() as conn:
+        with self.db.connect() as conn:
             return [r[0] for r in conn.execute(q)]
 
     def reviews_for(self, run: str, trial_id: str | None = None):
@@ -305,17 +305,17 @@ class Store:
         q = select(reviews).where(reviews.c.run == run)
         if trial_id is not None:
             q = q.where(reviews.c.trial_id == trial_id)
-        with self.engine.connect() as conn:
+        with self.db.connect() as conn:
             return pd.read_sql(q.order_by(reviews.c.review_id), conn)
 
     def get_setting(self, run: str, key: str, default: str | None = None) -> str | None:
-        with self.engine.connect() as conn:
+        with self.db.connect() as conn:
             value = conn.execute(select(settings.c.value).where((settings.c.run == run) & (settings.c.key == key))
                                  ).scalar()
         return default if value is None else value
 
     def set_setting(self, run: str, key: str, value: str) -> None:
-        with self.engine.begin() as conn:
+        with self.db.begin() as conn:
             conn.execute(delete(settings).where((settings.c.run == run) & (settings.c.key == key)))
             conn.execute(insert(settings).values(run=run, key=key, value=value))
 
@@ -325,7 +325,7 @@ class Store:
         """Append one review record (never updated or deleted); returns its id."""
         from datetime import UTC, datetime
 
-        with self.engine.begin() as conn:
+        with self.db.begin() as conn:
             res = conn.execute(insert(reviews).values(
                 run=run, trial_id=trial_id, task=task, leaf_id=leaf_id, kind=kind, reviewer=reviewer, score=score,
                 previous_score=previous_score, comment=comment, evidence_digest=evidence_digest,
@@ -346,7 +346,7 @@ class Store:
         queries = [q]
         if trial_ids is not None:  # a few hundred ids a query: databases limit bound parameters
             queries = [q.where(t.c.trial_id.in_(trial_ids[i:i + 500])) for i in range(0, len(trial_ids), 500)]
-        with self.engine.connect() as conn:
+        with self.db.connect() as conn:
             parts = [part for x in queries or [q.where(false())] for part in pd.read_sql(x, conn, chunksize=READ_ROWS)]
         # a column all NULL in one part is of another type there: infer it again over the whole
         return parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True).infer_objects()

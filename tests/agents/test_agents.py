@@ -1,8 +1,8 @@
-"""The agent registry and what an agent is shown of a task (sessions: tests/test_session.py)."""
+"""The agent registry and what an agent is shown of a task (sessions: tests/session/test_session.py)."""
 
 import pytest
 
-from workbench.agents import AGENTS, TaskView, get_agent
+from workbench.agents import AGENTS, PublicTask, get_agent
 from workbench.errors import WorkbenchError
 
 
@@ -13,9 +13,10 @@ def test_registry():
 
 
 def test_the_task_view_holds_only_public_parts(mini_task):
-    view = TaskView.of(mini_task)
+    view = PublicTask.of(mini_task)
     public = {f.name for f in view.__dataclass_fields__.values()}
-    assert public == {"task_id", "instruction", "paper_dir", "timeout_sec", "cpus", "memory_mb", "context_dir"}
+    assert public == {"task_id", "instruction", "paper_dir", "timeout_sec", "cpus", "memory_mb", "context_dir",
+                      "gpus"}
     assert "42" in view.instruction and view.paper_dir.name == "paper"
     assert view.context_dir is None  # only a discovery controller shows a context, of its own making
     assert not get_agent("nop").privileged and get_agent("oracle").privileged

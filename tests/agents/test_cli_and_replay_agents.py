@@ -1,5 +1,5 @@
 """The cli agent (a fake command-line agent inside the sandbox) and the replay agent (ATIF export:
-tests/test_trajectory.py)."""
+tests/trajectory/test_trajectory.py)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ import pytest
 
 from tests.conftest import run_cli, write_task
 from workbench.agents.cli_agent import parse_usage
-from workbench.matrix import AgentConfig
+from workbench.batch.matrix import AgentConfig
 from workbench.paths import RunPaths
-from workbench.pipeline import run_trial
-from workbench.session import run_session
+from workbench.session.run import run_session
 from workbench.task import load_task
+from workbench.trial.pipeline import run_trial
 
 FAKE_CLI = r"""#!/usr/bin/env bash
 # stands in for `claude -p ... --output-format json`: works in the directory, reports usage as JSON

@@ -9,11 +9,11 @@ import pytest
 
 from tests.conftest import DEMO, write_task
 from tests.fake_openai import ScriptedServer, error, reply
-from workbench.matrix import AgentConfig
+from workbench.batch.matrix import AgentConfig
 from workbench.paths import RunPaths
-from workbench.pipeline import run_trial
-from workbench.session import run_session
+from workbench.session.run import run_session
 from workbench.task import load_task
+from workbench.trial.pipeline import run_trial
 
 GOOD = 'mkdir -p results\necho \'{"value": 42}\' > results/value.json\necho ok > results/log.txt\n'
 

@@ -12,10 +12,10 @@ import pytest
 
 from tests.model_server import MODEL_NAME
 from workbench.agents.base import AgentStartError
-from workbench.matrix import AgentConfig
+from workbench.batch.matrix import AgentConfig
 from workbench.paths import RunPaths
-from workbench.pipeline import run_trial
 from workbench.trajectory import read_trajectory
+from workbench.trial.pipeline import run_trial
 
 pytestmark = pytest.mark.model
 STATUSES = ("completed", "budget_exhausted", "timeout", "refused", "agent_error")

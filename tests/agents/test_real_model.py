@@ -10,10 +10,10 @@ import pytest
 
 from tests.conftest import free_port, required_tool_missing
 from tests.model_server import MODEL_NAME, ModelServer, available
-from workbench.matrix import AgentConfig
+from workbench.batch.matrix import AgentConfig
 from workbench.paths import RunPaths
-from workbench.pipeline import run_trial
 from workbench.trajectory import read_trajectory
+from workbench.trial.pipeline import run_trial
 
 pytestmark = pytest.mark.model
 

@@ -9,8 +9,8 @@ import pytest
 
 from tests.conftest import REPO
 from workbench.analysis.report import build_report
-from workbench.batch import run_batch
-from workbench.env import install_env
+from workbench.batch.run import run_batch
+from workbench.sandbox.environments import install_env
 from workbench.task import load_task
 
 MATRIX = """

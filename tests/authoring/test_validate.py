@@ -12,7 +12,7 @@ from workbench.authoring.validate import _same_scores, compare_evidence, freeze_
 from workbench.errors import ValidationProblem, WorkbenchError
 from workbench.evidence import freeze
 from workbench.task import find_tasks, load_task
-from workbench.task.records import (
+from workbench.task.construction import (
     Determinism,
     Tolerance,
     ValidationRecord,

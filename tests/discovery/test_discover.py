@@ -15,10 +15,10 @@ import time
 import pytest
 
 from tests.conftest import REPO, run_cli
+from workbench.batch.matrix import AgentConfig
 from workbench.discovery import discover
 from workbench.discovery.records import DiscoveryState, Limits, RankedHistory
 from workbench.errors import WorkbenchError
-from workbench.matrix import AgentConfig
 from workbench.task import load_task
 
 pytestmark = pytest.mark.slow
@@ -31,7 +31,7 @@ LIMITS = Limits(prepare_sec=120, propose_sec=120, implement_sec=120)
 
 @pytest.fixture(scope="module", autouse=True)
 def environment():
-    from workbench.env import install_env
+    from workbench.sandbox.environments import install_env
 
     install_env(load_task(TASK))  # numpy and scipy, which the hill-climber uses in the sandbox
 
@@ -264,9 +264,9 @@ def test_a_paused_run_lets_the_running_session_finish_and_starts_no_other_until_
     the other tests'): the session running when a person pauses ends, the next waits for --off."""
     import threading
 
-    import workbench.session
+    import workbench.session.run
     from workbench.discovery import set_paused
-    from workbench.session_records import Delivery
+    from workbench.session.ledger import Delivery
 
     started, release = [], threading.Event()
 
@@ -278,7 +278,7 @@ def test_a_paused_run_lets_the_running_session_finish_and_starts_no_other_until_
         return Delivery(status="delivered", agent="stand-in", agent_status="completed", network="none", files=0,
                         submission_digest="", starter_digest=None, wall_sec=0.0)
 
-    monkeypatch.setattr(workbench.session, "run_session", session)
+    monkeypatch.setattr(workbench.session.run, "run_session", session)
     out, said = tmp_path / "run", []
     run = threading.Thread(target=discover, args=(TASK, HILLCLIMB, out),
                            kwargs={"rounds": 1, "parallel": 1, "say": said.append})
@@ -298,7 +298,7 @@ def test_a_paused_run_lets_the_running_session_finish_and_starts_no_other_until_
 def _stand_in(behaviour):
     """A stand-in for run_session: ``behaviour(trial_dir, view, start)`` writes the session's working copy and
     returns its agent status (the real sessions are the other tests')."""
-    from workbench.session_records import Delivery
+    from workbench.session.ledger import Delivery
 
     def session(task, config, trial_dir, sandbox="bwrap", *, view=None, start=None):
         sub = trial_dir / "session" / "submission"
@@ -312,7 +312,7 @@ def _stand_in(behaviour):
 
 def test_extend_continues_a_session_that_ran_out_before_its_deliverable_and_a_killed_continuation_resumes(
         tmp_path, monkeypatch):
-    import workbench.session
+    import workbench.session.run
 
     calls = []
 
@@ -329,7 +329,7 @@ def test_extend_continues_a_session_that_ran_out_before_its_deliverable_and_a_ki
             (sub / "PREPARATION.md").write_text("prepared")
         return "completed"
 
-    monkeypatch.setattr(workbench.session, "run_session", _stand_in(behaviour))
+    monkeypatch.setattr(workbench.session.run, "run_session", _stand_in(behaviour))
     out, said = tmp_path / "run", []
     limits = Limits(prepare_sec=120, propose_sec=120, implement_sec=120, extend_sec=300)
     with pytest.raises(KeyboardInterrupt):
@@ -369,7 +369,7 @@ def _waiting_on_a_question(tmp_path, monkeypatch, question: str = "May circles t
     said); ``started`` collects the sessions started."""
     import threading
 
-    import workbench.session
+    import workbench.session.run
 
     def behaviour(trial_dir, view, start):
         if started is not None:
@@ -378,7 +378,7 @@ def _waiting_on_a_question(tmp_path, monkeypatch, question: str = "May circles t
             (trial_dir / "session" / "submission" / "QUESTIONS.md").write_text(question + "\n")
         return "completed"
 
-    monkeypatch.setattr(workbench.session, "run_session", _stand_in(behaviour))
+    monkeypatch.setattr(workbench.session.run, "run_session", _stand_in(behaviour))
     out, said = tmp_path / "run", []
     run = threading.Thread(target=discover, args=(TASK, HILLCLIMB, out),
                            kwargs={"rounds": 1, "parallel": 1, "say": said.append})

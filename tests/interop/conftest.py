@@ -19,7 +19,7 @@ options = {{ base_url = "{url}", api_key_env = "WB_EXPORT_TEST_KEY" }}
 
 @pytest.fixture(scope="session")
 def small_run(tmp_path_factory):
-    from workbench.batch import run_batch
+    from workbench.batch.run import run_batch
 
     root = tmp_path_factory.mktemp("export-run")
     task = write_task(root / "mini")

@@ -12,8 +12,8 @@ from tests.agents.test_cli_and_replay_agents import FAKE_CLI
 from tests.conftest import REPO, required_tool_missing, write_task
 from tests.fake_openai import ScriptedServer, reply
 from tests.interop import harbor, peers_available
-from workbench.matrix import AgentConfig
-from workbench.session import run_session
+from workbench.batch.matrix import AgentConfig
+from workbench.session.run import run_session
 from workbench.task import find_tasks, load_task
 from workbench.trajectory import to_atif
 

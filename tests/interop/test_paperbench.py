@@ -105,7 +105,7 @@ def test_one_trial_exports_one_tree_and_a_wrong_path_is_one_line(small_run, tmp_
 
 @pytest.mark.slow
 def test_a_gated_leaf_is_zero_in_the_tree_as_in_R(tmp_path):
-    from workbench.batch import run_batch
+    from workbench.batch.run import run_batch
 
     task = write_task(tmp_path / "gated", rubric=GATED)
     (tmp_path / "m.toml").write_text(MATRIX.format(task=task, attempts=1))

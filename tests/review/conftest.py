@@ -21,8 +21,8 @@ SIXTH = 1 / 6
 
 @pytest.fixture(scope="session")
 def _scored_run(tmp_path_factory):
-    from workbench.pipeline import run_trial
     from workbench.task import load_task
+    from workbench.trial.pipeline import run_trial
 
     root = tmp_path_factory.mktemp("review-template")
     task = load_task(write_task(root / "mini", rubric=REVIEW_RUBRIC))

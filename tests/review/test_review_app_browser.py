@@ -83,8 +83,8 @@ def test_the_app_refuses_a_directory_that_is_not_a_run(tmp_path):
 
 
 def test_a_source_file_is_previewed_from_its_head_in_a_monospace_font(tmp_path, browser):
-    from workbench.pipeline import run_trial
     from workbench.task import load_task
+    from workbench.trial.pipeline import run_trial
 
     rubric = copy.deepcopy(REVIEW_RUBRIC)
     rubric["sub_tasks"][2]["sub_tasks"][1]["evidence_inputs"].append({"path": "submission/reproduce.sh"})

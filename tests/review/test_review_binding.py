@@ -8,10 +8,10 @@ import pytest
 
 from tests.conftest import config, run_cli, write_files
 from tests.review.conftest import ORACLE_R, SIXTH, leaves, trial
-from workbench.pipeline import run_trial
 from workbench.review import Reviewer, record_review
 from workbench.store import Store
 from workbench.task import load_task
+from workbench.trial.pipeline import run_trial
 
 pytestmark = pytest.mark.slow
 

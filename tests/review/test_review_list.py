@@ -49,8 +49,8 @@ def test_the_list_shows_pending_and_disputed_leaves_until_nothing_awaits(review_
 
 def test_a_judge_leaf_without_a_judge_and_a_broken_check_say_why_they_wait(tmp_path, monkeypatch):
     monkeypatch.setenv("COLUMNS", "120")
-    from workbench.pipeline import run_trial
     from workbench.task import load_task
+    from workbench.trial.pipeline import run_trial
 
     rubric = copy.deepcopy(MINI_RUBRIC)
     rubric["sub_tasks"][0]["sub_tasks"][0]["check"] = {"kind": "task", "name": "broken"}

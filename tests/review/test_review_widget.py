@@ -113,7 +113,7 @@ def test_opening_something_that_is_not_a_run_says_so(tmp_path):
 @pytest.mark.slow
 def test_stage_notebook_04_is_the_review_surface_in_jupyterlab(review_run, tmp_path):
     """Run as an expert runs it in JupyterLab (the ordinary python3 kernel): the reviewer widget shows."""
-    from workbench.notebooks import _import_papermill, notebooks_dir
+    from workbench.jupyter.notebooks import _import_papermill, notebooks_dir
 
     out = tmp_path / "04.ipynb"
     _import_papermill().execute_notebook(

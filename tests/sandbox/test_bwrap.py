@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import required_tool_missing, write_task
-from workbench.replay import replay
+from workbench.replay.trial import replay_trial
 from workbench.sandbox import BwrapSandbox, Limits, Mount, SandboxSetupError, SandboxSpec, cgroups
 from workbench.task import load_task
 
@@ -24,7 +24,7 @@ def _task(tmp_path, **kw):
 
 def _replay(task, submission, tmp_path, **kw):
     trial = tmp_path / "trial"
-    prov = replay(task, submission, trial, **kw)
+    prov = replay_trial(task, submission, trial, **kw)
     return prov, trial
 
 
@@ -79,12 +79,12 @@ def test_an_unreachable_mount_source_is_a_setup_error_not_a_failed_replay(tmp_pa
     (task_root / "environment" / "install.sh").write_text("mkdir -p \"$WORKBENCH_ENV/bin\"\n")
     private = tmp_path / "private-envs"  # pytest's tmp_path is 0700: the sandbox uid cannot enter it
     monkeypatch.setenv("WORKBENCH_ENVS", str(private))
-    from workbench.env import install_env
+    from workbench.sandbox.environments import install_env
 
     task = load_task(task_root)
     install_env(task)
     with pytest.raises(SandboxSetupError, match="not reachable by the unprivileged sandbox user.*0700"):
-        replay(task, submission({"reproduce.sh": "mkdir -p results\n"}), tmp_path / "trial")
+        replay_trial(task, submission({"reproduce.sh": "mkdir -p results\n"}), tmp_path / "trial")
     assert not (tmp_path / "trial/replay/provenance.json").exists()
     assert not (tmp_path / "trial/evidence").exists()
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import PYTHON_DOCKERFILE, REPO, write_task
-from workbench.replay import replay
+from workbench.replay.trial import replay_trial
 from workbench.task import load_task
 
 pytestmark = pytest.mark.slow
@@ -28,7 +28,7 @@ def _task(backend, tmp_path, **kw):
 
 def _replay(backend, task, submission, tmp_path, **kw):
     trial = tmp_path / "trial"
-    prov = replay(task, submission, trial, sandbox=backend, **kw)
+    prov = replay_trial(task, submission, trial, sandbox=backend, **kw)
     assert prov.sandbox["backend"] == backend
     return prov, trial
 

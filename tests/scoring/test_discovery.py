@@ -59,11 +59,11 @@ def task(tmp_path):
 
 
 def score(task, tmp_path, x):
-    from workbench.replay import replay
+    from workbench.replay.trial import replay_trial
     from workbench.scoring import score_trial
 
     sub = write_files(tmp_path / f"sub-{abs(hash(str(x)))}", writes(x))
-    replay(task, sub, tmp_path / f"t-{abs(hash(str(x)))}")
+    replay_trial(task, sub, tmp_path / f"t-{abs(hash(str(x)))}")
     return score_trial(task, tmp_path / f"t-{abs(hash(str(x)))}")
 
 

@@ -9,14 +9,14 @@ import pytest
 from tests.fake_openai import ScriptedServer, reply
 from tests.scoring.modes import write_qa_task, write_sota_task
 from workbench.authoring.check import check_task
-from workbench.replay import replay
+from workbench.replay.trial import replay_trial
 from workbench.scoring import score_trial
-from workbench.scoring.judge import JudgeSettings
+from workbench.scoring.judge.leaf import JudgeSettings
 from workbench.task import load_task
 
 
 def _score(task, sub, trial, **kw):
-    replay(task, sub, trial)
+    replay_trial(task, sub, trial)
     return score_trial(task, trial, **kw)
 
 

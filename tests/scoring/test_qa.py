@@ -62,7 +62,7 @@ def test_questions_file_is_validated():
 
 
 def test_a_fact_labelling_reply_that_is_not_an_object_is_re_asked_not_a_crash():
-    from workbench.scoring.judge_prompt import parse_facts_verdict
+    from workbench.scoring.judge.prompt import parse_facts_verdict
 
     with pytest.raises(ValueError, match="one JSON object"):
         parse_facts_verdict('["F1", "PRESENT"]', 1)

@@ -12,7 +12,7 @@ import shutil
 import pytest
 
 from tests.conftest import DEMO, required_tool_missing, write_files, write_task
-from workbench.replay import replay
+from workbench.replay.trial import replay_trial
 from workbench.scoring import score_trial
 from workbench.task import load_task
 
@@ -78,7 +78,7 @@ def pyscf_task(tmp_path_factory, demo_task):
 
 def _scores(task, tmp_path, script):
     sub = write_files(tmp_path / "sub", {"reproduce.sh": script, "src/energy.py": ENERGY})
-    replay(task, sub, tmp_path / "t")
+    replay_trial(task, sub, tmp_path / "t")
     receipts = json.loads((tmp_path / "t" / "replay" / "receipts.json").read_text())
     assert receipts["complete"], receipts["problems"]
     return {lf.id: lf for lf in score_trial(task, tmp_path / "t").leaves}

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from tests.conftest import MINI_RUBRIC, write_task
-from workbench.replay import replay
+from workbench.replay.trial import replay_trial
 from workbench.scoring import Scores, score_trial
 from workbench.task import load_task
 
@@ -16,7 +16,7 @@ GOOD = 'mkdir -p results\necho \'{"value": 42}\' > results/value.json\necho ok >
 
 def _score(tmp_path, submission, script: str, **task_kw) -> Scores:
     task = load_task(write_task(tmp_path / "task", **task_kw))
-    replay(task, submission({"reproduce.sh": script}), tmp_path / "trial")
+    replay_trial(task, submission({"reproduce.sh": script}), tmp_path / "trial")
     return score_trial(task, tmp_path / "trial")
 
 
@@ -161,7 +161,7 @@ def test_score_applies_the_reviews_of_the_store_named_by_db(tmp_path, submission
 
     task = load_task(write_task(tmp_path / "task"))
     trial = tmp_path / "run" / "trials" / "t1"
-    replay(task, submission({"reproduce.sh": GOOD}), trial)
+    replay_trial(task, submission({"reproduce.sh": GOOD}), trial)
     score_trial(task, trial)
     url = f"sqlite:///{tmp_path / 'shared.db'}"
     record_review(trial, "v2", 1.0, reviewer="Ada", store=Store(url))

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import PYTHON_DOCKERFILE, write_files, write_task
-from workbench.replay import replay
+from workbench.replay.trial import replay_trial
 from workbench.scoring import score_trial
 from workbench.task import load_task
 
@@ -84,7 +84,7 @@ def attack(tmp_path, task, backend):
         sub = write_files(tmp_path / f"sub{n}", {"reproduce.sh": script, **(files or {})})
         t = task_ or task
         trial = tmp_path / f"trial{n}"
-        prov = replay(t, sub, trial, sandbox=backend)
+        prov = replay_trial(t, sub, trial, sandbox=backend)
         return Outcome(trial, prov, score_trial(t, trial) if score else None)
 
     return run

@@ -85,7 +85,7 @@ def test_an_agent_racing_the_scoring_services_copy_reaches_no_private_file(tmp_p
     import threading
 
     from tests.conftest import write_task
-    from workbench.agents.view import TaskView
+    from workbench.agents.public_task import PublicTask
     from workbench.agents.workspace import Workspace
     from workbench.task import load_task
 
@@ -96,7 +96,7 @@ def test_an_agent_racing_the_scoring_services_copy_reaches_no_private_file(tmp_p
     snaps = Path(tempfile.mkdtemp(prefix="snaps-"))
     os.chmod(snaps, 0o711)
     taken = []
-    with Workspace(TaskView.of(task), task.paths.starter, env_dir=None) as ws:
+    with Workspace(PublicTask.of(task), task.paths.starter, env_dir=None) as ws:
         agent = threading.Thread(target=ws.run, args=(racer, 30))
         agent.start()
         while agent.is_alive() and len(taken) < 40:

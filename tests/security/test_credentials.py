@@ -11,10 +11,10 @@ import pytest
 
 from tests.conftest import run_cli, write_task
 from tests.fake_openai import ScriptedServer, reply
-from workbench.matrix import AgentConfig, credential_options, load_matrix
+from workbench.batch.matrix import AgentConfig, credential_options, load_matrix
 from workbench.paths import RunPaths
-from workbench.pipeline import lock_single_run, run_trial
 from workbench.task import load_task
+from workbench.trial.pipeline import run_trial, write_single_run_spec
 
 KEY = "sk-live-7f3c9a1e5b"
 
@@ -65,7 +65,7 @@ def test_the_key_named_by_api_key_env_is_sent_and_written_nowhere(tmp_path, monk
     with ScriptedServer(turns) as server:
         config = AgentConfig(name="keyed", agent="openai", model="m",
                              options={"base_url": server.url, "api_key_env": "WB_TEST_MODEL_KEY"})
-        lock_single_run(RunPaths(out), task, config)
+        write_single_run_spec(RunPaths(out), task, config)
         rec = run_trial(task, config, out, engine="papermill")
     assert rec.status == "complete", rec.error
     assert server.auth == [f"Bearer {KEY}"] * 2  # the key was used ...

@@ -9,7 +9,7 @@ import zlib
 
 import pytest
 
-from workbench.data_in_code import MAX_TOTAL_BYTES, scan_text, scan_tree
+from workbench.replay.data_in_code import MAX_TOTAL_BYTES, scan_text, scan_tree
 
 pytestmark = [pytest.mark.attack]
 

@@ -11,7 +11,7 @@ import threading
 
 import pytest
 
-from workbench.agents.view import TaskView
+from workbench.agents.public_task import PublicTask
 from workbench.agents.workspace import Workspace
 from workbench.errors import WorkbenchError
 from workbench.sandbox.base import Limits, SandboxSetupError, SandboxSpec
@@ -87,7 +87,7 @@ def host_addresses() -> list[str]:
 def test_only_the_endpoint_is_reachable_from_a_session(mini_task, tmp_path, host_services):
     port, other = host_services
     url = f"http://127.0.0.1:{port}/v1"
-    ws = Workspace(TaskView.of(mini_task), tmp_path / "sub", env_dir=None, network="endpoint", endpoint=url)
+    ws = Workspace(PublicTask.of(mini_task), tmp_path / "sub", env_dir=None, network="endpoint", endpoint=url)
     with ws:
         (ws.work / "probe.py").write_text(PROBE)
         res = ws.run(f"python3 probe.py {url} {other} {' '.join(host_addresses())}", 30)
@@ -103,7 +103,7 @@ def test_the_same_attack_succeeds_with_network_host(mini_task, tmp_path, host_se
     """The control: with ``host`` the same probe reaches the other port, so the test above can fail."""
     port, other = host_services
     url = f"http://127.0.0.1:{port}/v1"
-    with Workspace(TaskView.of(mini_task), tmp_path / "sub", env_dir=None, network="host") as ws:
+    with Workspace(PublicTask.of(mini_task), tmp_path / "sub", env_dir=None, network="host") as ws:
         (ws.work / "probe.py").write_text(PROBE)
         res = ws.run(f"python3 probe.py {url} {other}", 30)
     assert json.loads(res.stdout)["other_port"] == "open", res.output
@@ -129,7 +129,7 @@ def test_a_large_exchange_is_relayed_intact(mini_task, tmp_path):
               "s.sendall(blob); s.shutdown(socket.SHUT_WR)\n"
               "got = b''.join(iter(lambda: s.recv(65536), b''))\n"
               "print(len(got), got == blob)\n")
-    with Workspace(TaskView.of(mini_task), tmp_path / "sub", env_dir=None, network="endpoint",
+    with Workspace(PublicTask.of(mini_task), tmp_path / "sub", env_dir=None, network="endpoint",
                    endpoint=f"127.0.0.1:{port}") as ws:
         res = ws.run(f"python3 -c \"{client}\"", 30)
     listener.close()
@@ -143,7 +143,7 @@ def test_an_endpoint_that_cannot_be_bridged_is_refused_clearly(bad):
 
 
 def test_docker_names_the_policy_it_does_not_support():
-    from workbench.sandbox.docker_options import container_options
+    from workbench.sandbox.docker.options import container_options
 
     spec = SandboxSpec(mounts=[], workdir="/", limits=Limits(timeout_sec=1, memory_mb=64, cpus=1),
                        network="endpoint", endpoint="127.0.0.1:8080")

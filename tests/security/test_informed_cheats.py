@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import REPO
-from workbench.env import install_env
-from workbench.replay import replay
+from workbench.replay.trial import replay_trial
+from workbench.sandbox.environments import install_env
 from workbench.scoring import score_trial
 from workbench.task import load_task
 
@@ -39,7 +39,7 @@ def own_check(leaf) -> tuple[float | None, str]:
 def test_an_informed_cheat_stays_under_0_3_on_a_real_run(kind, task_name, cheat, leaf_id, reason, tmp_path):
     task = load_task(REPO / "tasks" / task_name)
     install_env(task)
-    prov = replay(task, task.paths.calibration / cheat, tmp_path / "trial")
+    prov = replay_trial(task, task.paths.calibration / cheat, tmp_path / "trial")
     # the attack is not a crash: both replays ran to the end, and the scorer, not the sandbox, refused it
     assert prov.status == "succeeded", prov.failure_reasons
     assert prov.secret_replay and prov.secret_replay["status"] == "succeeded", prov.secret_replay

@@ -140,7 +140,7 @@ def test_signals_to_the_harness(attack):
 def test_symlinks_and_hard_links_shipped_in_the_submission(task, tmp_path):
     """A delivered package that already contains links to private files (not made inside the sandbox)."""
     from tests.conftest import write_files
-    from workbench.replay import replay
+    from workbench.replay.trial import replay_trial
     from workbench.scoring import score_trial
 
     canary = host_canary(tmp_path)
@@ -151,7 +151,7 @@ def test_symlinks_and_hard_links_shipped_in_the_submission(task, tmp_path):
     os.link(canary, sub / "data" / "canary.in")  # a hard link to a root-only host file
     (sub / "data" / "own.in").write_text("mine\n")
     os.link(sub / "data" / "own.in", sub / "data" / "own-again.in")  # links inside the package are fine
-    prov = replay(task, sub, tmp_path / "t")
+    prov = replay_trial(task, sub, tmp_path / "t")
     s = score_trial(task, tmp_path / "t")
     text = "".join(p.read_text(errors="replace") for p in (tmp_path / "t" / "evidence").rglob("*")
                    if p.is_file() and not p.is_symlink())

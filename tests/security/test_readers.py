@@ -14,8 +14,8 @@ import pytest
 from tests.conftest import REPO, write_files
 from tests.security.conftest import hostile_task
 from workbench.evidence import read_links, read_manifest
-from workbench.reader import Reader
-from workbench.replay import replay
+from workbench.reader.client import Reader
+from workbench.replay.trial import replay_trial
 from workbench.scoring import score_trial
 from workbench.task import load_task
 
@@ -26,7 +26,7 @@ WDBC = REPO / "tasks" / "wdbc-diagnosis" / "tests"
 @pytest.mark.slow
 def test_the_evaluator_cannot_be_pointed_at_the_private_labels_by_a_link(tmp_path):
     """The real wdbc task, its evaluator in its environment (scikit-learn: it re-runs the declared CV)."""
-    from workbench.env import install_env
+    from workbench.sandbox.environments import install_env
 
     task = load_task(WDBC.parent)
     install_env(task)
@@ -34,7 +34,7 @@ def test_the_evaluator_cannot_be_pointed_at_the_private_labels_by_a_link(tmp_pat
     script = ("for i in all-features three-features; do mkdir -p results/$i; done\n"
               f"ln -s {labels} results/all-features/predictions.csv\n"  # the host path of the labels
               "ln -s /task/tests/refs/labels.csv results/three-features/predictions.csv\n")  # where readers see them
-    replay(task, write_files(tmp_path / "sub", {"reproduce.sh": script}), tmp_path / "t")
+    replay_trial(task, write_files(tmp_path / "sub", {"reproduce.sh": script}), tmp_path / "t")
     s = score_trial(task, tmp_path / "t")
     assert s.sota["g"] == -1.0 and all(i["value"] is None for i in s.sota["instances"].values())
     assert "missing: predictions.csv" in s.sota["instances"]["all-features"]["error"]
@@ -79,7 +79,7 @@ def bombed(tmp_path):
     sub = write_files(tmp_path / "sub", {"reproduce.sh": "mkdir -p results\ncp data/bomb.bin results/arrays.npz\n"})
     (sub / "data").mkdir()
     size = bomb(sub / "data" / "bomb.bin")
-    replay(task, sub, tmp_path / "t")
+    replay_trial(task, sub, tmp_path / "t")
     return task, tmp_path / "t", size
 
 

@@ -116,6 +116,131 @@ sh -c 'printf "{\\"value\\": 7}"; exec python3 -c "import sqlite3"' > results/be
     assert fork.images[-1].inherited  # the subshell never executed anything: it ran its parent's program
 
 
+REUSE = """mkdir -p results
+echo "a scratch file of the shell's, deleted before the result exists" > results/scratch.txt
+stat -c %i results/scratch.txt > results/scratch.ino
+rm results/scratch.txt
+python3 -c "
+import json, os, sqlite3
+json.dump({'value': 42}, open('results/out.json', 'w'))
+print(os.stat('results/out.json').st_ino, open('results/scratch.ino').read().strip())"
+"""
+
+
+def test_a_file_made_on_a_freed_inode_owes_nothing_to_the_deleted_files_writers(attack, tmp_path, backend):
+    """An honest replay deletes a scratch file written before the domain library was loaded; the result,
+    written after, gets the freed inode. Its writer is the program that wrote it, not the scratch file's."""
+    task = receipts_task(tmp_path / "t", [
+        leaf("out", {"kind": "written_by", "path": "results/out.json", "package": "libsqlite3"})])
+    out = attack(REUSE, task_=task)
+    assert out.prov.status == "succeeded", out.reasons
+    now, was = out.stdout.split()
+    assert now == was, f"the inode was not reused ({now} vs {was}): the case did not happen"
+    r, by = receipts(out), by_id(out)
+    assert r.complete, r.problems
+    assert by["out"].score == 1.0, by["out"].rationale
+
+
+# a program typed in from Python (no compiler needed): open("results/out.json", O_WRONLY|O_CREAT|O_TRUNC), write,
+# exit, each through int 0x80, which the kernel serves as 32-bit (compat) system calls, from a 32-bit ELF or from
+# a 64-bit one (the same instructions mean the same in both modes)
+COMPAT_ELF = """import struct, sys
+bits, base, path, data = int(sys.argv[2]), 0x08048000, b"results/out.json", b'{"value": 7}'
+heads = 84 if bits == 32 else 120
+path_at = base + heads + 50
+data_at = path_at + len(path) + 1
+mov = lambda op, v: op + struct.pack("<I", v)
+code = (mov(b"\\xb8", 5) + mov(b"\\xbb", path_at) + mov(b"\\xb9", 0x241) + mov(b"\\xba", 0o644) + b"\\xcd\\x80"
+        + b"\\x89\\xc3" + mov(b"\\xb8", 4) + mov(b"\\xb9", data_at) + mov(b"\\xba", len(data)) + b"\\xcd\\x80"
+        + mov(b"\\xb8", 1) + b"\\x31\\xdb\\xcd\\x80")
+assert len(code) == 50
+body = code + path + b"\\0" + data
+n = heads + len(body)
+if bits == 32:
+    head = b"\\x7fELF\\x01\\x01\\x01" + bytes(9)
+    head += struct.pack("<HHIIIIIHHHHHH", 2, 3, 1, base + heads, 52, 0, 0, 52, 32, 1, 0, 0, 0)
+    head += struct.pack("<8I", 1, 0, base, base, n, n, 7, 0x1000)
+else:
+    head = b"\\x7fELF\\x02\\x01\\x01" + bytes(9)
+    head += struct.pack("<HHIQQQIHHHHHH", 2, 62, 1, base + heads, 64, 0, 0, 64, 56, 1, 0, 0, 0)
+    head += struct.pack("<IIQQQQQQ", 1, 7, 0, base, base, n, n, 0x1000)
+open(sys.argv[1], "wb").write(head + body)
+"""
+
+
+@pytest.mark.parametrize("bits", [32, 64])
+def test_32_bit_system_calls_make_the_receipts_incomplete(attack, tmp_path, backend, bits):
+    """The syscall tracepoints the recorder reads writes from are not emitted for 32-bit system calls: a
+    program the submission typed in (a 32-bit one, or a 64-bit one calling int 0x80) overwrites the honest
+    program's result. Its writes are unseen, so the receipts say so and the result is credited to no one."""
+    task = receipts_task(tmp_path / "t", [
+        leaf("out", {"kind": "written_by", "path": "results/out.json", "package": "libsqlite3"})])
+    script = f"""mkdir -p results
+python3 -c "import json, sqlite3; json.dump({{'value': 42}}, open('results/out.json', 'w'))"
+python3 src/mkelf.py ./prog {bits} && chmod +x ./prog && ./prog
+cat results/out.json
+"""
+    out = attack(script, files={"src/mkelf.py": COMPAT_ELF}, task_=task)
+    assert out.prov.status == "succeeded", out.reasons
+    assert out.stdout.strip() == '{"value": 7}', f"the program did not run: {out.stdout!r}"
+    r, by = receipts(out), by_id(out)
+    assert not r.complete and any("32-bit" in p for p in r.problems), r.problems
+    assert by["out"].score == 0.0, by["out"].rationale
+
+
+CUT = {"collapse": "fallocate --collapse-range --offset 4096 --length 4096 results/rows.csv",
+       "truncate": "truncate --size 4096 results/rows.csv"}
+
+
+@pytest.mark.parametrize("cut", sorted(CUT))
+def test_cutting_an_honest_results_blocks_out_makes_the_cutter_its_writer(attack, tmp_path, backend, cut):
+    """The honest program writes three blocks of rows; a program that never writes a byte drops the failed
+    ones (collapsing a range) or keeps only the first (cutting the file short): what it changed is credited
+    to it, so the result is no longer the honest program's alone."""
+    task = receipts_task(tmp_path / "t", [
+        leaf("rows", {"kind": "written_by", "path": "results/rows.csv", "package": "libsqlite3"})])
+    script = f"""mkdir -p results
+python3 -c "
+import sqlite3
+with open('results/rows.csv', 'w') as f:
+    for row in ('kept', 'failed', 'kept'):
+        f.write((row + chr(10)) * (4096 // (len(row) + 1)) + '#' * (4096 % (len(row) + 1)))
+"
+{CUT[cut]}
+wc -c < results/rows.csv; grep -c failed results/rows.csv || true
+"""
+    out = attack(script, task_=task)
+    assert out.prov.status == "succeeded", out.reasons
+    assert out.stdout.split() == [str(8192 if cut == "collapse" else 4096), "0"], out.stdout
+    r, by = receipts(out), by_id(out)
+    assert r.complete, r.problems
+    writers = {r.writer_name(w) for w in r.writes_of("submission/results/rows.csv")}
+    honest = {n for n in writers if n.startswith("python3")}
+    assert honest and writers - honest == {cut.replace("collapse", "fallocate")}, writers
+    assert by["rows"].score == 0.0, by["rows"].rationale
+
+
+def test_setting_a_files_generation_makes_the_receipts_incomplete(attack, tmp_path):
+    """A process that changes a file's generation (which would move its writes onto another file) leaves
+    receipts that no check can pass."""
+    task = receipts_task(tmp_path / "t", [
+        leaf("out", {"kind": "written_by", "path": "results/out.json", "package": "libsqlite3"})])
+    script = """mkdir -p results
+python3 -c "
+import fcntl, json, sqlite3
+f = open('results/out.json', 'w'); json.dump({'value': 42}, f); f.flush()
+try:
+    fcntl.ioctl(f, 0x40087602, (12345).to_bytes(8, 'little'))
+except OSError as e:
+    print('setversion refused:', e)
+"
+"""
+    out = attack(script, task_=task)
+    r, by = receipts(out), by_id(out)
+    assert not r.complete and any("generation" in p for p in r.problems), r.problems
+    assert by["out"].score == 0.0, by["out"].rationale
+
+
 CYCLE = """import json, os
 honest = json.load(open("results/pid.json"))["pid"]
 for _ in range(36000):  # more than pid_max (32768): one of these children gets the real program's host pid

@@ -14,7 +14,7 @@ import pytest
 
 from tests.conftest import DEMO, REPO, required_tool_missing, write_files, write_task
 from workbench.receipts import Receipts
-from workbench.replay import replay
+from workbench.replay.trial import replay_trial
 from workbench.scoring import score_trial
 from workbench.task import load_task
 
@@ -22,7 +22,7 @@ pytestmark = [pytest.mark.attack, pytest.mark.slow]
 
 
 def _task_with_env(root, source, rubric: list[dict]):
-    from workbench.env import install_env
+    from workbench.sandbox.environments import install_env
     from workbench.sandbox.recorder import available
 
     ok, why = available()
@@ -39,7 +39,7 @@ def _task_with_env(root, source, rubric: list[dict]):
 
 def _run(task, tmp_path, name: str, files: dict[str, str]):
     sub = write_files(tmp_path / f"sub-{name}", files)
-    prov = replay(task, sub, tmp_path / name)
+    prov = replay_trial(task, sub, tmp_path / name)
     r = Receipts.model_validate_json((tmp_path / name / "replay" / "receipts.json").read_text())
     assert r.complete, r.problems
     return prov, r, {lf.id: lf for lf in score_trial(task, tmp_path / name).leaves}

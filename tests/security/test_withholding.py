@@ -13,9 +13,9 @@ import pytest
 from tests.conftest import config, write_files, write_task
 from tests.security.conftest import hostile_task
 from workbench.evidence import verify
-from workbench.pipeline import run_trial
-from workbench.reader import for_reader
+from workbench.reader.client import for_reader
 from workbench.task import load_task
+from workbench.trial.pipeline import run_trial
 
 pytestmark = [pytest.mark.attack, pytest.mark.slow]
 LOG = "echo ok > results/log.txt\n"

@@ -11,7 +11,7 @@ import pytest
 from tests.conftest import EXTERNAL, run_cli, write_files
 from workbench.authoring.check import check_task
 from workbench.errors import WorkbenchError
-from workbench.replay import replay
+from workbench.replay.trial import replay_trial
 from workbench.rubric import load_rubric
 from workbench.scoring import score_trial
 from workbench.task import load_task
@@ -49,7 +49,7 @@ def test_paperbenchx_sources_the_rubric_declares_are_not_output_roots(src, tmp_p
 
 
 @pytest.mark.slow
-def test_paperbenchx_output_roots_come_from_the_rubric_and_the_replay_regenerates_them(tmp_path):
+def test_paperbenchx_output_roots_come_from_the_rubric_and_the_replay_regenerates_them(tmp_path, simulated_gpus):
     src = tmp_path / "pbx"
     shutil.copytree(EXTERNAL / "paperbenchx" / "12-mapgpt-r2r", src)
     text = (src / "tests" / "rubric.json").read_text()
@@ -66,7 +66,20 @@ def test_paperbenchx_output_roots_come_from_the_rubric_and_the_replay_regenerate
     # what the package ships under outputs/ is replaced by what the replay computes; src/ is delivered as is
     sub = write_files(tmp_path / "sub", {"outputs/per_case.csv": "shipped\n", "src/agent.py": "pass\n",
                                          "reproduce.sh": "echo regenerated > outputs/per_case.csv\n"})
-    replay(task, sub, tmp_path / "trial")
+    # the package keeps its resources (8 CPUs, 32 GB, 100 GB of storage, a GPU): this host is refused in one line
+    env = task.config.environment
+    assert (env.cpus, env.memory_mb, env.storage_mb, env.gpus) == (8, 32768, 102400, 1)
+    simulated_gpus(0)
+    with pytest.raises(WorkbenchError) as refused:
+        replay_trial(task, sub, tmp_path / "refused")
+    assert "needs 8 CPUs (this host gives" in str(refused.value) and "\n" not in str(refused.value)
+    assert not (tmp_path / "refused").exists()  # before any work
+    toml = (tmp_path / "t" / "task.toml").read_text()  # sized down to this host, as its user would
+    (tmp_path / "t" / "task.toml").write_text(toml.replace("cpus = 8", "cpus = 1").replace(
+        "memory_mb = 32768", "memory_mb = 2048").replace("storage_mb = 102400", "storage_mb = 1024"))
+    task = load_task(tmp_path / "t")
+    simulated_gpus(1)
+    replay_trial(task, sub, tmp_path / "trial")
     ev = tmp_path / "trial" / "evidence" / "submission"
     assert (ev / "outputs" / "per_case.csv").read_text() == "regenerated\n"
     assert (ev / "src" / "agent.py").read_text() == "pass\n"
@@ -157,7 +170,7 @@ def _naturebench(root: Path) -> Path:
 
 
 @pytest.mark.slow
-def test_a_naturebench_package_imports_as_a_sota_task_that_scores_end_to_end(tmp_path):
+def test_a_naturebench_package_imports_as_a_sota_task_that_scores_end_to_end(tmp_path, simulated_gpus):
     rep = import_task("naturebench", _naturebench(tmp_path / "nb"), tmp_path / "t")
     assert check_task(tmp_path / "t").ok, check_task(tmp_path / "t").errors
     dropped = "\n".join(rep.not_carried)
@@ -174,7 +187,11 @@ def test_a_naturebench_package_imports_as_a_sota_task_that_scores_end_to_end(tmp
     sub = write_files(tmp_path / "sub", {"reproduce.sh": "mkdir -p output/cells output/proteins\n"
                                          "echo '{\"value\": 0.9}' > output/cells/pred.json\n"
                                          "echo '{\"value\": 0.45}' > output/proteins/pred.json\n"})
-    replay(task, sub, tmp_path / "trial")
+    simulated_gpus(0)  # it asks for a GPU: a host without one refuses it, never runs it on the CPU
+    with pytest.raises(WorkbenchError, match=r"needs 1 GPU\(s\) \(this host has none"):
+        replay_trial(task, sub, tmp_path / "refused")
+    simulated_gpus(1)
+    replay_trial(task, sub, tmp_path / "trial")
     s = score_trial(task, tmp_path / "trial")
     cells, proteins = s.sota["instances"]["cells"], s.sota["instances"]["proteins"]
     assert cells["value"] == pytest.approx(1.0) and cells["g"] == pytest.approx((1.0 - 0.85) / 0.85)

@@ -274,8 +274,8 @@ def test_the_evidence_tree_puts_every_file_under_its_own_folder(tmp_path):
     import re
 
     from tests.conftest import config, write_task
-    from workbench.pipeline import run_trial
     from workbench.task import load_task
+    from workbench.trial.pipeline import run_trial
     from workbench.view.server import ViewServer
 
     root = write_task(tmp_path / "mini")

@@ -10,9 +10,9 @@ from .cli_agent import CLIAgent
 from .nop import NopAgent
 from .openai_agent import OpenAIAgent
 from .oracle import OracleAgent
+from .public_task import PublicTask
 from .refuse import RefuseAgent
 from .replay_agent import ReplayAgent
-from .view import TaskView
 
 AGENTS: dict[str, type[BaseAgent]] = {"oracle": OracleAgent, "nop": NopAgent, "refuse": RefuseAgent,
                                       "openai": OpenAIAgent, "cli": CLIAgent, "replay": ReplayAgent}
@@ -33,5 +33,5 @@ def check_environments(configs) -> None:
 
 
 __all__ = ["AGENTS", "Agent", "AgentResult", "AgentStartError", "BaseAgent", "Budget", "CLIAgent", "NopAgent",
-           "OpenAIAgent", "OracleAgent", "RefuseAgent", "ReplayAgent", "TaskView", "Trajectory", "Usage",
+           "OpenAIAgent", "OracleAgent", "RefuseAgent", "ReplayAgent", "PublicTask", "Trajectory", "Usage",
            "check_environments", "get_agent"]

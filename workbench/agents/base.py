@@ -1,6 +1,6 @@
 """The agent protocol: what an agent is given, what it may spend, and what it returns.
 
-An agent sees a :class:`TaskView` (the public contract: instruction, paper, limits) and a
+An agent sees a :class:`PublicTask` (the public contract: instruction, paper, limits) and a
 :class:`~workbench.agents.workspace.Workspace` (a sandboxed working copy of the starter submission
 with the public task files beside it). It works there and returns an :class:`AgentResult`. Only agents
 marked ``privileged`` (the oracle, which documents a perfect delivery) are handed the private task.
@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ..errors import WorkbenchError
 from ..task import Task
-from .view import TaskView, truncate
+from .public_task import PublicTask, truncate
 
 if TYPE_CHECKING:
     from .workspace import Workspace
@@ -155,8 +155,9 @@ class Agent(Protocol):
     name: str
     privileged: bool
     default_network: str
+    leases_gpus: bool  # it acquires and releases a GPU task's GPUs itself (else it holds them all session)
 
-    def run(self, view: TaskView, workspace: Workspace, budget: Budget, trajectory: Trajectory,
+    def run(self, view: PublicTask, workspace: Workspace, budget: Budget, trajectory: Trajectory,
             task: Task | None = None) -> AgentResult:
         """Work in ``workspace`` and return; ``task`` only for privileged agents."""
 
@@ -167,6 +168,7 @@ class BaseAgent:
     name = "base"
     privileged = False
     default_network = "none"
+    leases_gpus = False
     options_known: frozenset[str] = frozenset()  # the options this agent reads
 
     @classmethod

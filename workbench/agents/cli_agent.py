@@ -30,7 +30,7 @@ from ..sandbox.base import SANDBOX_HOME
 from ..task import Task
 from . import cli_logs
 from .base import REFUSAL, AgentResult, AgentStartError, BaseAgent, Budget, Trajectory, Usage
-from .view import TaskView
+from .public_task import PublicTask
 from .workspace import Workspace, version_of
 
 INSTRUCTION = "/home/task/instruction.md"
@@ -170,7 +170,7 @@ class CLIAgent(BaseAgent):
                        *version[1:]]
         return wrap(name, fill(template, fields), self.options), env, version
 
-    def run(self, view: TaskView, workspace: Workspace, budget: Budget, trajectory: Trajectory,
+    def run(self, view: PublicTask, workspace: Workspace, budget: Budget, trajectory: Trajectory,
             task: Task | None = None) -> AgentResult:
         try:
             command, env_names, version_cmd = self.command(budget)

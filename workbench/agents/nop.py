@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..task import Task
 from .base import AgentResult, BaseAgent, Budget, Trajectory
-from .view import TaskView
+from .public_task import PublicTask
 from .workspace import Workspace
 
 
@@ -12,7 +12,7 @@ class NopAgent(BaseAgent):
     name = "nop"
     privileged = False
 
-    def run(self, view: TaskView, workspace: Workspace, budget: Budget, trajectory: Trajectory,
+    def run(self, view: PublicTask, workspace: Workspace, budget: Budget, trajectory: Trajectory,
             task: Task | None = None) -> AgentResult:
         trajectory.record("agent", "did nothing")
         return AgentResult(status="completed", message="no changes")

@@ -15,6 +15,7 @@ import os
 import re
 from typing import Any
 
+from ..sandbox.gpus import GpusBusy
 from ..task import Task
 from .base import REFUSAL, AgentResult, AgentStartError, BaseAgent, Budget, Trajectory, Usage
 from .llm import (
@@ -27,7 +28,7 @@ from .llm import (
     echoed,
     make_client,
 )
-from .view import TaskView, truncate
+from .public_task import PublicTask, truncate
 from .workspace import HOME, TASK_HOME, Workspace
 
 DEFAULT_TOOL_TIMEOUT = 600.0
@@ -75,6 +76,19 @@ SUBMIT_TOOL = {"type": "function", "function": {
                                                                     "description": "what this attempt changes"}}}}}
 
 
+GPU_TOOLS = [
+    {"type": "function", "function": {
+        "name": "acquire_gpu",
+        "description": "Hold this task's GPU(s) until release_gpu: only then do your commands see them "
+                       "(CUDA_VISIBLE_DEVICES is set for you). Other sessions may hold them; waits up to wait_sec.",
+        "parameters": {"type": "object", "properties": {"wait_sec": {"type": "number"}}}}},
+    {"type": "function", "function": {
+        "name": "release_gpu", "description": "Give the GPU(s) back so that other sessions can use them.",
+        "parameters": {"type": "object", "properties": {}}}},
+]
+GPU_WAIT_SEC = 60.0  # acquire_gpu's default wait, within the time left
+
+
 def is_refusal(message) -> bool:
     """The model declined: a structured refusal, or a reply that opens by declining and calls no tool."""
     if getattr(message, "refusal", None):
@@ -88,6 +102,7 @@ _VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 class OpenAIAgent(BaseAgent):
     name = "openai"
     default_network = "none"  # tool calls need none: the model is called from the host
+    leases_gpus = True  # acquire_gpu / release_gpu (a GPU task's GPUs are held only between them)
     options_known = frozenset({"base_url", "api_key_env", "tool_timeout_sec", "max_attempts", "request"})
 
     @classmethod
@@ -114,14 +129,14 @@ class OpenAIAgent(BaseAgent):
         except EndpointNotConfigured as exc:
             raise AgentStartError(str(exc)) from None
 
-    def run(self, view: TaskView, workspace: Workspace, budget: Budget, trajectory: Trajectory,
+    def run(self, view: PublicTask, workspace: Workspace, budget: Budget, trajectory: Trajectory,
             task: Task | None = None) -> AgentResult:
         if not self.model:
             raise AgentRequestError("the openai agent needs a model (--model or model = ... in the matrix)")
         client = self._client(self.options)
         usage = Usage()
         tool_timeout = float(self.options.get("tool_timeout_sec", DEFAULT_TOOL_TIMEOUT))
-        tools = [*TOOLS, SUBMIT_TOOL] if workspace.scoring else TOOLS
+        tools = [*TOOLS, *([SUBMIT_TOOL] if workspace.scoring else []), *(GPU_TOOLS if view.gpus else [])]
         system = SYSTEM.format(home=HOME, task=TASK_HOME, minutes=budget.wall_sec / 60)
         if workspace.scoring:
             system += ("\n`submit_for_score` replays your package and returns its official score from a hidden "
@@ -231,6 +246,15 @@ class OpenAIAgent(BaseAgent):
                 return json.dumps({"seconds_left": round(left, 1)}), None
             if call["name"] == "finish":
                 return "session finished", str(args.get("summary", ""))
+            if call["name"] == "acquire_gpu" and ws.gpus.n:
+                try:
+                    asked = float(args.get("wait_sec", GPU_WAIT_SEC))  # NaN would wait past the deadline
+                    held = ws.acquire_gpus(min(asked if math.isfinite(asked) else GPU_WAIT_SEC, left))
+                except GpusBusy as exc:
+                    return f"error: {exc}", None
+                return json.dumps({"gpus": [g.target for g in held.gpus], **held.env()}), None
+            if call["name"] == "release_gpu" and ws.gpus.n:
+                return ("released" if ws.release_gpus() else "no GPU was held"), None
             if call["name"] == "submit_for_score" and ws.scoring:
                 from .scoring_client import submit
 

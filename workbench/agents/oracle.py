@@ -6,7 +6,7 @@ from ..errors import WorkbenchError
 from ..io import copy_tree, remove_tree
 from ..task import Task
 from .base import AgentResult, BaseAgent, Budget, Trajectory
-from .view import TaskView
+from .public_task import PublicTask
 from .workspace import Workspace
 
 
@@ -14,7 +14,7 @@ class OracleAgent(BaseAgent):
     name = "oracle"
     privileged = True
 
-    def run(self, view: TaskView, workspace: Workspace, budget: Budget, trajectory: Trajectory,
+    def run(self, view: PublicTask, workspace: Workspace, budget: Budget, trajectory: Trajectory,
             task: Task | None = None) -> AgentResult:
         if task is None or not task.paths.solution.is_dir():
             raise WorkbenchError(f"task {view.task_id} has no solution/ for the oracle agent")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..task import Task
 from .base import AgentResult, BaseAgent, Budget, Trajectory
-from .view import TaskView
+from .public_task import PublicTask
 from .workspace import Workspace
 
 
@@ -16,7 +16,7 @@ class RefuseAgent(BaseAgent):
     name = "refuse"
     options_known = frozenset({"message"})
 
-    def run(self, view: TaskView, workspace: Workspace, budget: Budget, trajectory: Trajectory,
+    def run(self, view: PublicTask, workspace: Workspace, budget: Budget, trajectory: Trajectory,
             task: Task | None = None) -> AgentResult:
         message = self.options.get("message", "I can't help with this task.")
         trajectory.record("assistant", message)

@@ -13,7 +13,7 @@ from pathlib import Path
 from ..io import copy_tree
 from ..task import Task
 from .base import AgentResult, AgentStartError, BaseAgent, Budget, Trajectory
-from .view import TaskView
+from .public_task import PublicTask
 from .workspace import Workspace
 
 
@@ -27,7 +27,7 @@ class ReplayAgent(BaseAgent):
         if not options.get("submission") and not options.get("trajectory"):
             raise ValueError("the replay agent needs -o submission=DIR or -o trajectory=FILE")
 
-    def run(self, view: TaskView, workspace: Workspace, budget: Budget, trajectory: Trajectory,
+    def run(self, view: PublicTask, workspace: Workspace, budget: Budget, trajectory: Trajectory,
             task: Task | None = None) -> AgentResult:
         if self.options.get("submission"):
             src = Path(self.options["submission"])

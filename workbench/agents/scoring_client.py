@@ -1,4 +1,4 @@
-"""The agent's side of the hidden scoring service (:mod:`workbench.scoring_server`): one HTTP call.
+"""The agent's side of the hidden scoring service (:mod:`workbench.session.scoring_service`): one HTTP call.
 
 It lives with the agents (the ``submit_for_score`` tool calls it) so that agents never import the scorer.
 """

@@ -22,7 +22,13 @@ While the agent still runs (a CLI agent calling the scoring service), its proces
 directory for a symlink at any moment, so a copy made on the host, as root, could be raced into
 following it to a private file. :meth:`Workspace.snapshot` therefore copies from inside a sandbox of
 the same user, which sees nothing but the working copy: whatever it follows, it finds nothing private.
+
+GPUs are default-deny here too: a task's GPUs are visible to the session's sandboxes only while the session
+holds them (:meth:`Workspace.acquire_gpus` ... :meth:`Workspace.release_gpus`, a
+:class:`~workbench.sandbox.gpus.Lease` whose every acquisition is recorded), so sessions that share a host's
+GPUs hold one only while they use it.
 """
+
 
 from __future__ import annotations
 
@@ -38,8 +44,9 @@ from pathlib import Path
 from ..io import copy_tree, remove_tree
 from ..sandbox import Limits, Mount, SandboxSpec, get_sandbox
 from ..sandbox.base import sandbox_env
+from ..sandbox.gpus import Held, Lease
 from ..sandbox.volume import Volume
-from .view import TaskView, truncate
+from .public_task import PublicTask, truncate
 
 log = logging.getLogger(__name__)
 HOME = "/home/submission"
@@ -55,7 +62,7 @@ class CommandResult:
 
 
 class Workspace:
-    def __init__(self, view: TaskView, submission: Path, *, env_dir: str | None, network: str = "none",
+    def __init__(self, view: PublicTask, submission: Path, *, env_dir: str | None, network: str = "none",
                  sandbox: str = "bwrap", extra_env: dict[str, str] | None = None, image: str | None = None,
                  endpoint: str | None = None):
         self.view = view
@@ -70,7 +77,7 @@ class Workspace:
         scratch = os.environ.get("WORKBENCH_SCRATCH") or None
         self.staging = Path(tempfile.mkdtemp(prefix="workbench-session-", dir=scratch))
         os.chmod(self.staging, 0o711)
-        defaults = Limits(timeout_sec=1, memory_mb=view.memory_mb, cpus=view.cpus)
+        defaults = Limits(timeout_sec=1, memory_mb=view.memory_mb, cpus=view.cpus, gpus=view.gpus)
         self.volume = Volume.create(self.staging / "vol", defaults.max_storage_mb, defaults.max_files)
         self.work = self.volume.root / "submission"
         self.public = self.volume.root / "task"
@@ -92,6 +99,7 @@ class Workspace:
         self._session = None  # opened by the first call, with the environment as it is then
         self.scoring: tuple[str, str] | None = None  # (url, token) of the session's scoring service
         self.owner = f"workspace-{os.getpid()}-{id(self)}"  # its sandboxes' cores, lent to its scoring service
+        self.gpus = Lease(view.gpus, f"a session ({self.owner})")  # run_session names the trial
         self.inbox: Path | None = None  # messages from a person, outside the sandbox (TrialPaths.inbox)
         self._read_messages = 0
 
@@ -121,6 +129,21 @@ class Workspace:
         self.endpoint = url
         self._close_session()
 
+    def acquire_gpus(self, wait_sec: float | None = None) -> Held:
+        """Hold the task's GPUs for this session until :meth:`release_gpus` (or the session's end): the next
+        commands see them. Raises :class:`~workbench.sandbox.gpus.GpusBusy` when others still hold them after
+        ``wait_sec`` (None: wait), and WorkbenchError for a task without GPUs."""
+        held = self.gpus.acquire(wait_sec)
+        self._close_session()  # the next call opens a sandbox with the GPUs' device nodes
+        return held
+
+    def release_gpus(self) -> bool:
+        """Give the session's GPUs back (False when it held none); its next commands see none."""
+        if self.gpus.held is None:
+            return False
+        self._close_session()  # nothing of the session's may run on them once they are another's
+        return self.gpus.release()
+
     def add_prefix(self, prefix: Path) -> None:
         """Make an installed tool visible: ``prefix`` read-only at the same path, ``prefix/bin`` first on PATH
         (a CLI installed outside /usr, e.g. by .ci/agent-clis, which the sandbox would not see otherwise)."""
@@ -142,7 +165,7 @@ class Workspace:
         if self.prefixes and "PATH" in env:
             env["PATH"] = ":".join([*(f"{p}/bin" for p in self.prefixes), env["PATH"]])
         return SandboxSpec(mounts=mounts, workdir=HOME, limits=limits, env=env, network=self.network, image=self.image,
-                           endpoint=self.endpoint, owner=self.owner)
+                           endpoint=self.endpoint, owner=self.owner, held=self.gpus.held)
 
     def run(self, command: str, timeout: float, stdin: bytes | None = None, limit: int | None = None
             ) -> CommandResult:
@@ -196,6 +219,7 @@ class Workspace:
         try:
             self._close_session()
         finally:
+            self.gpus.release()
             remove_tree(self.target)
             copy_tree(self.work, self.target)
             self.volume.release()

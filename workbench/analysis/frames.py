@@ -73,18 +73,18 @@ def run_dirs(root: Path | str) -> list[Path]:
 def run_configs(run_dir: Path | str) -> dict[str, dict]:
     """A run's configurations by name, as recorded: a batch's matrix or `workbench run`'s ``configs`` in
     run.json, else each trial's trial.json (a run made by the library); unset fields take their defaults."""
+    from ..batch.matrix import AgentConfig
+    from ..batch.run_spec import read_run_spec
     from ..errors import WorkbenchError
     from ..io import read_json
-    from ..matrix import AgentConfig
-    from ..run_lock import read_run_lock
 
     run = RunPaths(Path(run_dir))
     try:
-        lock = read_run_lock(run)
+        spec = read_run_spec(run)
     except WorkbenchError as exc:  # the trials still say how they were configured
         log.warning("%s", exc)
-        lock = None
-    found = lock.configurations if lock else {}
+        spec = None
+    found = spec.configurations if spec else {}
     if not found and run.trials.is_dir():
         for d in sorted(run.trials.iterdir()):
             try:
@@ -128,7 +128,7 @@ def _stores(runs: list[Path], url: str | None):
         try:
             yield d, store
         finally:
-            store.engine.dispose()
+            store.db.dispose()
 
 
 def _concat(parts: list[pd.DataFrame]) -> pd.DataFrame:

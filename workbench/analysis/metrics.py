@@ -152,7 +152,7 @@ def time_allocation(o: pd.DataFrame, activity: pd.DataFrame, per_config: int | N
     """Mean share (%) of tool-mediated time per activity and configuration, over at most
     ``per_config`` sampled trajectories each (seeded; PaperBenchX samples 50 per model). ``activity`` may be
     every trial's rows or just the sampled ones (:func:`.frames.activity_sample`): the same draw."""
-    from ..activities import ACTIVITIES, LABELS
+    from ..trajectory.activities import ACTIVITIES, LABELS
 
     if activity.empty:
         return pd.DataFrame(columns=["config", "trajectories", *[LABELS[s] for s in (*ACTIVITIES, "uncoded")]])

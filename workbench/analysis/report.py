@@ -36,7 +36,7 @@ def setup_plotly(static: bool) -> bool:
     except ImportError:
         return True
     if "jsonschema" not in sys.modules:  # the notebook renderer imports nbformat, which needs no IRI grammars:
-        sys.modules.setdefault("rfc3987_syntax", None)  # ~1.4 s of a report (see workbench.notebooks)
+        sys.modules.setdefault("rfc3987_syntax", None)  # ~1.4 s of a report (see workbench.jupyter.notebooks)
     pio.renderers.default = "plotly_mimetype+notebook"
     return False
 
@@ -184,7 +184,7 @@ def build_report(runs_dir: Path | str, out: Path | str, *, title: str | None = N
         The HTML file written.
     """
     from ..discovery.records import find_runs
-    from ..notebooks import execute_notebook
+    from ..jupyter.notebooks import execute_notebook
     from .frames import check_configurations, run_dirs
 
     runs_dir, out = Path(runs_dir).resolve(), Path(out)

@@ -19,12 +19,12 @@ from pathlib import Path
 import numpy as np
 from sqlalchemy import insert
 
-from ..activities import ACTIVITIES
+from ..batch.run_spec import RunSpec, read_run_spec, write_run_spec
 from ..errors import WorkbenchError
 from ..paths import RunPaths
 from ..rubric import is_full
-from ..run_lock import RunLock, read_run_lock, write_run_lock
 from ..store import Store, activity_time, leaf_scores, stage_timings, trials
+from ..trajectory.activities import ACTIVITIES
 
 FIELDS = ["RF filters and FSS", "antennas", "photonic crystals", "metasurfaces", "quantum chemistry",
           "computational materials", "molecular docking", "single-cell omics", "genomics", "robot control",
@@ -98,7 +98,7 @@ def synthesize(run_dir: Path | str, *, configs: int = 10, tasks: int = 93, attem
             counts[table.name] += len(rows)
             rows.clear()
 
-    with store.engine.begin() as conn:
+    with store.db.begin() as conn:
         for cfg, t, attempt in ((c, t, a) for c in names for t in task_ids for a in range(1, attempts + 1)):
             if len(leaf_rows) >= FLUSH_LEAF_ROWS:
                 flush(conn)
@@ -172,16 +172,16 @@ def synthesize(run_dir: Path | str, *, configs: int = 10, tasks: int = 93, attem
                           for s, x in zip(ACTIVITIES, share, strict=True)]
 
         flush(conn)
-    store.engine.dispose()
+    store.db.dispose()
     params = {"configs": configs, "tasks": tasks, "attempts": attempts, "leaves": leaves, "fields": fields,
               "sota_tasks": sota_tasks, "qa_tasks": qa_tasks, "seed": seed}
-    write_run_lock(run, RunLock(synthetic=True, generator=params))
+    write_run_spec(run, RunSpec(synthetic=True, generator=params))
     return counts
 
 
 def is_synthetic(run_dir: Path | str) -> bool:
     try:
-        lock = read_run_lock(RunPaths(Path(run_dir)))
+        spec = read_run_spec(RunPaths(Path(run_dir)))
     except WorkbenchError:
         return False
-    return lock is not None and lock.synthetic
+    return spec is not None and spec.synthetic

@@ -244,8 +244,8 @@ def check_task(root: Path | str) -> Report:
 
 def _check_construction(paths: TaskPaths, config, errors: list[str], warnings: list[str]) -> None:
     """The construction records: a frozen task must not change; validation and reviews are reported."""
+    from ..task.construction import read_determinism, read_review_log, read_validation
     from ..task.package import Task
-    from ..task.records import read_determinism, read_review_log, read_validation
     from .validate import frozen_changes
 
     task = Task(paths, config)

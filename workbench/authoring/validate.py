@@ -30,13 +30,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..env import environment_for, install_env, install_image
 from ..errors import WorkbenchError
 from ..io import atomic_write_json, iter_files, remove_tree, sha256_file
-from ..replay import replay
+from ..replay.trial import replay_trial
+from ..sandbox.environments import environment_for, install_env, install_image
 from ..scoring import score_trial
-from ..task.package import Task, load_task
-from ..task.records import (
+from ..task.construction import (
     CheckResult,
     Determinism,
     FreezeRecord,
@@ -46,6 +45,7 @@ from ..task.records import (
     read_review_log,
     read_validation,
 )
+from ..task.package import Task, load_task
 from ..version import __version__
 
 log = logging.getLogger(__name__)
@@ -139,7 +139,7 @@ def compare_evidence(a: Path, b: Path, spec: Determinism) -> dict[str, Any]:
 
 def _replay_and_score(task: Task, submission: Path, trial: Path, timeout: float | None,
                       sandbox: str) -> dict[str, Any]:
-    prov = replay(task, submission, trial, timeout=timeout, sandbox=sandbox)
+    prov = replay_trial(task, submission, trial, timeout=timeout, sandbox=sandbox)
     scores = score_trial(task, trial)
     return {"R": scores.R, "R_upper": scores.R_upper, "full": scores.full, "coverage": scores.coverage,
             "replay": prov.status,

@@ -47,14 +47,14 @@ def echo_lines(lines: list[str]) -> None:
 def stage_line(text: str) -> None:
     """A trial's stages as they start and end (stderr: stdout stays the result). The line can carry text a
     submission shaped (an error naming its files, a warning from the kernel), so it is printed plain."""
-    from ..terminal import one_line
+    from .terminal import one_line
 
     echo_err(f"{datetime.now():%H:%M:%S}  {one_line(text)}")
 
 
 def judge_settings(model: str | None):
     """The judge the user asked for, or None; one without an endpoint is refused before any trial is recorded."""
-    from ..scoring.judge_settings import JudgeSettings
+    from ..scoring.judge.settings import JudgeSettings
 
     return JudgeSettings.from_env(model)
 

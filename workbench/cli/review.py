@@ -93,7 +93,7 @@ def review_agreement_cmd(run_dir: Path = RUN_DIR, as_json: bool = typer.Option(F
 def review_list_cmd(run_dir: Path = RUN_DIR, db: str | None = DB_OPTION):
     """Every leaf awaiting review in a run (pending an expert or the judge, withheld, disputed), and why."""
     from ..review import awaiting_review
-    from ..terminal import awaiting_table
+    from .terminal import awaiting_table
 
     typer.echo("\n".join(awaiting_table(awaiting_review(run_dir, run_store(run_dir, db)))))
 

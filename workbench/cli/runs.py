@@ -62,7 +62,7 @@ def lab_cmd(run_dir: Path | None = typer.Argument(None, help="A run directory (d
     (analysis.ipynb) and each trial's stage notebooks one click away. Ctrl-C stops it and its kernels."""
     import sys
 
-    from ..lab import serve_lab
+    from ..review.lab import serve_lab
 
     code = serve_lab(run_dir, port, log=sys.stderr,
                      on_ready=lambda url: typer.echo(f"JupyterLab on {run_dir or Path.cwd()} at {url} "

@@ -23,7 +23,7 @@ SCHEMAS = {  # the on-disk formats an author writes, each by its one pydantic mo
     "questions": ("workbench.task.questions", "Questions", "tests/questions.json of a qa task"),
     "sota": ("workbench.task.sota_spec", "SotaSpec", "tests/sota.json of a sota task"),
     "discovery": ("workbench.task.discovery_spec", "DiscoverySpec", "tests/discovery.json of a discovery task"),
-    "matrix": ("workbench.matrix", "Matrix", "a batch's matrix.toml"),
+    "matrix": ("workbench.batch.matrix", "Matrix", "a batch's matrix.toml"),
 }
 
 
@@ -84,7 +84,7 @@ def task_list_cmd(directory: Path = typer.Argument(Path("tasks"), resolve_path=T
                   long: bool = typer.Option(False, "--long", "-l", help="Field, scoring mode, leaves, validation.")):
     """Print one task id per line."""
     from ..task import find_tasks, load_task
-    from ..task.records import read_validation
+    from ..task.construction import read_validation
 
     for t in find_tasks(directory):
         if not long:
@@ -203,7 +203,7 @@ def env_install_cmd(task_dir: Path = TASK_DIR, force: bool = typer.Option(False,
                                                           resolve_path=True, help="Extra CA certificates (PEM) for "
                                                           "HTTPS in docker builds (env: WORKBENCH_CA_BUNDLE).")):
     """Install a task's environment for a sandbox: the bwrap venv, or the docker image (no registry needed)."""
-    from ..env import install_env, install_image
+    from ..sandbox.environments import install_env, install_image
     from ..task import load_task
 
     if sandbox == "docker":
@@ -217,7 +217,7 @@ def env_install_cmd(task_dir: Path = TASK_DIR, force: bool = typer.Option(False,
 @env_app.command("show")
 def env_show_cmd(task_dir: Path = TASK_DIR):
     """Where a task's environment is and what it holds."""
-    from ..env import env_info
+    from ..sandbox.environments import env_info
     from ..task import load_task
 
     typer.echo(json.dumps(env_info(load_task(task_dir)), indent=2))

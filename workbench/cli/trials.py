@@ -40,12 +40,12 @@ def replay_cmd(
 ):
     """Clean replay of a submission: fresh sandbox, no network, evidence frozen read-only."""
     from ..paths import TrialPaths
-    from ..replay import replay
+    from ..replay.trial import replay_trial
     from ..task import load_task
 
     if not submission.is_dir():
         raise WorkbenchError(f"{submission}: not a directory")
-    prov = replay(load_task(task_dir), submission, out, timeout=timeout, sandbox=sandbox)
+    prov = replay_trial(load_task(task_dir), submission, out, timeout=timeout, sandbox=sandbox)
     typer.echo(f"replay {prov.status}: exit {prov.exit_code}, {prov.wall_sec:.1f} s"
                + (f" ({'; '.join(prov.failure_reasons)})" if prov.failure_reasons else ""))
     typer.echo(f"provenance: {TrialPaths(out).provenance}")
@@ -75,7 +75,7 @@ def score_cmd(task_dir: Path = TASK_DIR, trial: Path = typer.Option(..., "--tria
     from ..scoring import score_trial
     from ..store import Store
     from ..task import load_task
-    from ..terminal import score_lines
+    from .terminal import score_lines
 
     only = {x.strip() for x in only_leaves.split(",") if x.strip()} if only_leaves else None
     run = run_of(trial)
@@ -109,12 +109,12 @@ def run_cmd(
     leaves: bool = typer.Option(False, "--leaves", help=LEAVES_HELP),
 ):
     """One trial end to end: agent session -> clean replay -> scoring -> review queue."""
-    from ..matrix import AgentConfig
+    from ..batch.matrix import AgentConfig
     from ..paths import RunPaths
-    from ..pipeline import run_single, trial_id
     from ..scoring.results import read_scores
     from ..task import load_task
-    from ..terminal import score_lines
+    from ..trial.pipeline import run_single, trial_id
+    from .terminal import score_lines
 
     task = load_task(task_dir)
     config = AgentConfig(name=name or agent, agent=agent, model=model, options=key_values(option),
@@ -141,8 +141,8 @@ def demo_cmd(out: Path = typer.Option(Path("runs/demo"), "--out", resolve_path=T
              engine: str = typer.Option("papermill", "--engine", help="papermill or inline."),
              judge_model: str | None = typer.Option(None, "--judge-model", help=JUDGE_HELP)):
     """Run the bundled demo task (PySCF H2 curve) with the oracle and nop agents; no API key needed."""
-    from ..demo import run_demo
     from ..paths import RunPaths
+    from ..teaching.demo import run_demo
 
     records = run_demo(out, engine=engine, judge=public_judge(judge_model), say=echo_err)
     typer.echo(f"\n{'agent':<8}{'R':>8}{'full':>7}{'coverage':>10}  trial")
@@ -165,7 +165,7 @@ def tour_cmd(out: Path = typer.Option(Path("reports/tour.html"), "--out", resolv
                                                   help="Where the tour's runs go (default: beside --out, in "
                                                        "tour-runs/).")):
     """Execute the guided tour notebook (notebooks/tour.ipynb) and render it as offline HTML."""
-    from ..tour import build_tour
+    from ..teaching.tour import build_tour
 
     path = build_tour(out, work_dir=work_dir, progress=True)
     typer.echo(f"tour: {path} (executed notebook: {path.with_suffix('.ipynb')})")
@@ -195,7 +195,7 @@ def batch_cmd(
     """Run every (task, configuration, attempt) of a matrix; resumable, each outcome exactly once.
 
     The LLM judge is the matrix's `judge_model` (its endpoint and key come from the environment)."""
-    from ..batch import run_batch, summary_rows
+    from ..batch.run import run_batch, summary_rows
 
     slurm = {"partition": partition, "walltime": walltime, "lifetime": lifetime, "lifetime_stagger": lifetime_stagger}
     res = run_batch(matrix, out, executor=executor, workers=workers, scheduler=scheduler, resume=resume,
@@ -242,9 +242,9 @@ def discover_cmd(
 ):
     """EurekAgent's loop on a discovery task: prepare, then (propose, K parallel implement) x R, each a sandboxed
     session with the hidden scoring service; the ranked history after every round; the best replayed at the end."""
+    from ..batch.matrix import AgentConfig
     from ..discovery import discover
     from ..discovery.records import Limits
-    from ..matrix import AgentConfig
 
     opts = key_values(option)
     config = AgentConfig(name=agent, agent=agent, model=model, options=opts)

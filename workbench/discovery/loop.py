@@ -1,6 +1,6 @@
 """The discovery controller: prepare → (propose → K parallel implement) × R, then the best replayed cleanly.
 
-Every session is a normal agent session (:func:`workbench.session.run_session`): sandboxed, with its
+Every session is a normal agent session (:func:`workbench.session.run.run_session`): sandboxed, with its
 trajectory and usage, and the task's hidden scoring service, which records each attempt and keeps the
 package of the best one where no session can write (``scoring_service/``). The controller owns the rest:
 
@@ -31,14 +31,15 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
-from ..agents import TaskView
+from ..agents import PublicTask
+from ..batch.matrix import AgentConfig
 from ..errors import WorkbenchError
 from ..io import atomic_write_json, copy_tree, remove_tree
-from ..matrix import AgentConfig
 from ..paths import TrialPaths
-from ..session_records import read_usage
+from ..session.ledger import read_usage
 from ..task import load_task
 from ..task.package import Task
 from .goals import (
@@ -192,11 +193,10 @@ class Controller:
 
     # --- sessions --------------------------------------------------------------------------------
 
-    def view(self, goal: str, context: Path, timeout_sec: float) -> TaskView:
-        base = TaskView.of(self.task)
-        return TaskView(task_id=base.task_id, instruction=goal + "\n---\n\n" + base.instruction,
-                        paper_dir=base.paper_dir, cpus=base.cpus, memory_mb=base.memory_mb,
-                        timeout_sec=timeout_sec, context_dir=context)
+    def view(self, goal: str, context: Path, timeout_sec: float) -> PublicTask:
+        base = PublicTask.of(self.task)
+        return replace(base, instruction=goal + "\n---\n\n" + base.instruction, timeout_sec=timeout_sec,
+                       context_dir=context)
 
     def config(self, rec: SessionRecord) -> AgentConfig:
         base = self.state.propose_agent if rec.phase == "propose" else self.state.agent
@@ -260,7 +260,7 @@ class Controller:
                       rec.extended_sec)
 
     def _session(self, rec: SessionRecord, goal: str, context: Path, start: Path | None, timeout_sec: float) -> None:
-        from ..session import run_session
+        from ..session.run import run_session
 
         tp = self.trial(rec)
         remove_tree(tp.root)  # an interrupted session runs again from its start
@@ -368,7 +368,7 @@ class Controller:
 
     def finish(self) -> None:
         """The best package, replayed cleanly and scored like any trial (RUN/final/)."""
-        from ..replay import replay
+        from ..replay.trial import replay_trial
         from ..scoring import score_trial
 
         h = self.write_history()
@@ -379,7 +379,7 @@ class Controller:
             return
         final = self.out / "final"
         remove_tree(final)
-        prov = replay(self.task, best, final, sandbox=self.state.sandbox)
+        prov = replay_trial(self.task, best, final, sandbox=self.state.sandbox)
         scores = score_trial(self.task, final)
         d = scores.discovery or {}
         self.state.final = {"status": "scored", "session": h.entries[0].session, "claimed": h.entries[0].metric,

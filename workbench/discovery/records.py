@@ -13,9 +13,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..matrix import AgentConfig
+from ..batch.matrix import AgentConfig
 from ..paths import TrialPaths
-from ..session_records import ScoringAttempt
+from ..session.ledger import ScoringAttempt
 
 Phase = Literal["prepare", "propose", "implement"]
 SessionStatus = Literal["pending", "running", "done", "failed"]

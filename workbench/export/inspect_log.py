@@ -17,15 +17,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from ..batch.matrix import is_credential
 from ..errors import WorkbenchError
 from ..io import atomic_write_json
-from ..matrix import is_credential
 from ..paths import TrialPaths
 from ..rubric import PHASES
 from ..scoring.results import read_scores
-from ..session_records import read_delivery, read_usage
+from ..session.ledger import read_delivery, read_usage
 from ..trajectory import _arguments, read_trajectory
-from ..trial_record import TrialRecord, read_trial
+from ..trial.record import TrialRecord, read_trial
 from ..version import __version__
 from . import trial_dirs
 

@@ -20,7 +20,7 @@ from ..paths import TrialPaths
 from ..rubric import load_rubric
 from ..rubric.model import RubricNode
 from ..scoring.results import COUNTED, LeafScore, read_scores
-from ..trial_record import read_trial
+from ..trial.record import read_trial
 from . import trial_dirs
 
 CATEGORY = {"modeling": "Code Development", "execution": "Code Execution", "validation": "Result Analysis"}

@@ -3,6 +3,7 @@
 
 from .build import build, package_of
 from .model import SCHEMA, UNAVAILABLE, CodeTime, Image, ProcessReceipt, Receipts, Write, program_matches, unavailable
+from .raw import generation
 
-__all__ = ["SCHEMA", "UNAVAILABLE", "CodeTime", "Image", "ProcessReceipt", "Receipts", "Write", "build",
+__all__ = ["SCHEMA", "UNAVAILABLE", "CodeTime", "Image", "ProcessReceipt", "Receipts", "Write", "build", "generation",
            "package_of", "program_matches", "unavailable"]

@@ -52,10 +52,13 @@ class _Proc:
     rss_pages: int = 0
 
 
-def build(raw: RawRecord, *, inodes: dict[int, list[str]], env_dir: str | None, image: bool = False) -> Receipts:
+def build(raw: RawRecord, *, inodes: dict[int, list[str]], env_dir: str | None, image: bool = False,
+          generations: dict[int, int] | None = None) -> Receipts:
     """Receipts of one replay. ``inodes``: the volume's files after the replay, inode -> evidence-relative
-    paths; ``env_dir``: the task's environment (its programs' origin is ``environment``); ``image``: the replay
-    ran in the task's container image (all of whose read-only files are the task's environment)."""
+    paths; ``generations``: their inodes' generations (a write into an earlier, deleted file on a reused inode
+    is not a write into the file there now); ``env_dir``: the task's environment (its programs' origin is
+    ``environment``); ``image``: the replay ran in the task's container image (all of whose read-only files
+    are the task's environment)."""
     writable = raw.writable_devs
 
     def origin(dev: int | None, magic: int, key: tuple[int, int] | None = None) -> Origin:
@@ -102,7 +105,7 @@ def build(raw: RawRecord, *, inodes: dict[int, list[str]], env_dir: str | None, 
         if p.images and p.images[0].inherited:
             p.images[0].foreign_code |= procs[p.parent].images[p.images[0].parent_image].foreign_code
     reads = _reads(raw, procs, writable, inodes)
-    files, wrote = _writes(raw, procs, inodes)
+    files, wrote = _writes(raw, procs, inodes, generations or {})
     cpu = _cpu_code(raw, procs, writable, tampered=bool(raw.taints))
 
     out = []
@@ -214,12 +217,14 @@ def _reads(raw, procs, writable, inodes) -> dict[Key, set[str]]:
     return out
 
 
-def _writes(raw, procs, inodes) -> tuple[dict[str, list[Write]], dict[Key, set[str]]]:
-    """Per file of the package: every (process, image) that wrote into its inode."""
+def _writes(raw, procs, inodes, generations) -> tuple[dict[str, list[Write]], dict[Key, set[str]]]:
+    """Per file of the package: every (process, image) that wrote into its inode while it was this file."""
     rows: dict[str, dict[tuple, Write]] = {}
     wrote: dict[Key, set[str]] = {}
     for w in raw.writes:
         paths = inodes.get(w.ino, []) if w.dev in raw.writable_devs else []
+        if w.gen is not None and generations.get(w.ino, w.gen) != w.gen:
+            continue  # a file deleted before this one was made on its inode
         p = procs.get((w.pid, w.start))
         if not paths:
             continue

@@ -33,6 +33,32 @@ def kernel_dev(st_dev: int) -> int:
     return (os.major(st_dev) << 20) | os.minor(st_dev)
 
 
+FS_IOC_GETVERSION = 0x80087601  # _IOR('v', 1, long): an inode's generation
+
+
+def generation(path: str, st) -> int | None:
+    """The generation of the regular file at ``path`` whose ``lstat`` was ``st`` (None where the filesystem
+    has none, or the file is no longer that inode). Opened without following a link, blocking or taking a
+    terminal, and only if it is still the file that was listed: nothing is read from it."""
+    import fcntl
+    import os
+    import stat as st_
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        now = os.fstat(fd)
+        if not st_.S_ISREG(now.st_mode) or (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
+            return None
+        return int.from_bytes(fcntl.ioctl(fd, FS_IOC_GETVERSION, bytes(8))[:4], "little")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
 @dataclass(frozen=True, slots=True)
 class Exec:
     """A successful execve: the process, its parent, and the file the kernel executed (``mm->exe_file``)."""
@@ -113,6 +139,7 @@ class WriteEvent:
     ns: int
     dev: int
     ino: int
+    gen: int | None = None  # the inode's generation: which file on that inode (inodes are reused)
 
 
 @dataclass

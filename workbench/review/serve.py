@@ -6,7 +6,7 @@ A closed tab shuts its kernel down, idle kernels no page is connected to are cul
 :data:`.kernels.MAX_KERNELS` live at once, so forgotten browser tabs do not pile up.
 
 The URL printed is the one Voila bound, and stopping stops Voila and every kernel
-(:mod:`workbench.jupyter_process`). What this module adds:
+(:mod:`workbench.jupyter.server`). What this module adds:
 
 * **the page is offline**: the ``workbench`` Voila template (``jupyter/voila/templates/workbench``) is
   the lab template without its CDN stylesheets and scripts;
@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ..errors import WorkbenchError
-from ..jupyter_process import START_TIMEOUT, JupyterProcess, run_until_stopped
+from ..jupyter.server import START_TIMEOUT, JupyterProcess, run_until_stopped
 from ..paths import RunPaths
 from .kernels import MAX_KERNELS
 
@@ -73,7 +73,7 @@ def voila_command(run_dir: Path | str, port: int, store_url: str | None = None, 
 
 class ReviewServer(JupyterProcess):
     """A running Voila serving the reviewer for ``run_dir``: the URL it bound, and a stop that leaves no process
-    behind (:class:`workbench.jupyter_process.JupyterProcess`)."""
+    behind (:class:`workbench.jupyter.server.JupyterProcess`)."""
 
     def __init__(self, run_dir: Path | str, port: int, store_url: str | None = None, *, log: TextIO | None = None,
                  timeout: float = START_TIMEOUT, max_kernels: int = MAX_KERNELS):

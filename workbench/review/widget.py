@@ -20,7 +20,7 @@ import ipywidgets as w
 from ..errors import WorkbenchError
 from ..evidence import read_manifest
 from ..paths import RunPaths, TrialPaths
-from ..reader import Reader
+from ..reader.client import Reader
 from ..scoring.finalize import ReviewRecord
 from ..scoring.results import read_scores
 from ..store import Store

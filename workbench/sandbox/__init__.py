@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..errors import lookup
 from .base import Limits, Mount, Sandbox, SandboxResult, SandboxSetupError, SandboxSpec
 from .bwrap import BwrapSandbox
-from .docker import DockerSandbox
+from .docker.sandbox import DockerSandbox
 
 SANDBOXES: dict[str, type] = {"bwrap": BwrapSandbox, "docker": DockerSandbox}
 

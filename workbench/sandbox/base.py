@@ -12,9 +12,12 @@ import os
 import secrets
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ..errors import WorkbenchError
+
+if TYPE_CHECKING:
+    from .gpus import Held
 
 # uids handed to sandboxes when the workbench runs as root; far above any login user
 UID_BASE = 2_000_000
@@ -42,6 +45,7 @@ class Limits:
     max_storage_mb: int = 4096  # everything written into the writable mounts together
     max_files: int = 100_000  # files and directories in the writable mounts
     max_log_mb: int = 64  # per stdout / stderr log; output beyond it is dropped and counted
+    gpus: int = 0  # GPUs reserved for the sandbox (sandbox.gpus); without, it sees none
 
     @property
     def tmp_mb(self) -> int:
@@ -76,6 +80,10 @@ class SandboxSpec:
     # whose cores these are (a session's workspace): a thread working for that owner while it waits
     # (its scoring service) may run on them (sandbox.cpus.borrowing)
     owner: str | None = None
+    holder: str | None = None  # who runs in it (a trial's replay), recorded as its GPUs' lock owner
+    # GPUs the caller already holds (a session's lease, sandbox.gpus.Lease): the sandbox gets these instead of
+    # reserving limits.gpus of its own
+    held: Held | None = None
 
 
 @dataclass
@@ -88,6 +96,7 @@ class SandboxResult:
     leftover_processes_killed: int = 0
     queued_sec: float = 0.0  # waiting for free cores; not part of wall_sec or the time limit
     cores: list[int] = field(default_factory=list)
+    gpus: list[dict] = field(default_factory=list)  # the GPUs it held: node, lock owner, what NVML measured
     limit_exceeded: str | None = None  # why the backend killed the command (storage, files, memory), if it did
     limit: str | None = None  # which limit stopped it: memory | storage | files | time
     log_bytes_dropped: dict[str, int] = field(default_factory=dict)

@@ -36,6 +36,7 @@ import time
 from pathlib import Path
 
 from ..errors import WorkbenchError
+from . import gpus
 from .base import Limits, PerCallSession, SandboxResult, SandboxSetupError, SandboxSpec, chown_tree, pick_uid
 from .cgroups import Cgroup
 from .cpus import reserve_cpus
@@ -169,9 +170,11 @@ class BwrapSandbox:
         return [*self.launcher(spec, cores, address_space), "bwrap", *self.bwrap_options(spec), "--",
                 *self.entry(argv, started_fd)]
 
-    def bwrap_options(self, spec: SandboxSpec, endpoint_dir: Path | None = None) -> list[str]:
+    def bwrap_options(self, spec: SandboxSpec, endpoint_dir: Path | None = None,
+                      held: gpus.Held | None = None) -> list[str]:
         """bwrap's options: what it reads from its ``--args`` pipe. ``endpoint_dir``: the host forwarder's
-        socket and hosts file, for the ``endpoint`` policy (its own network namespace, one socket in it)."""
+        socket and hosts file, for the ``endpoint`` policy (its own network namespace, one socket in it);
+        ``held``: the GPUs reserved for it (their device nodes are all of the host's /dev it sees)."""
         if spec.network not in ("none", "host", "endpoint"):
             raise WorkbenchError(f"bwrap sandbox: unknown network policy {spec.network!r} (none, host or endpoint)")
         cmd = [
@@ -190,8 +193,10 @@ class BwrapSandbox:
             cmd += ["--ro-bind", str(endpoint_dir), SOCKET_DIR, "--ro-bind", str(endpoint_dir / "hosts"), "/etc/hosts"]
         for m in spec.mounts:
             cmd += ["--bind" if m.writable else "--ro-bind", str(m.source), m.target]
+        for node, target in held.binds() if held else []:
+            cmd += ["--dev-bind", node, target]
         cmd += ["--remount-ro", "/dev", "--remount-ro", "/", "--chdir", spec.workdir]
-        for k, v in spec.env.items():
+        for k, v in {**spec.env, **(held.env() if held and held.gpus else {})}.items():
             cmd += ["--setenv", k, v]
         return cmd
 
@@ -223,17 +228,19 @@ class BwrapSandbox:
             raise WorkbenchError(f"bwrap sandbox unavailable: {why}")
         self.check_mounts(spec)
         queued = time.monotonic()
-        with reserve_cpus(spec.limits.cpus, spec.owner) as cores:
+        with gpus.for_sandbox(spec, f"bwrap sandbox (uid {self.uid})") as held, \
+                reserve_cpus(spec.limits.cpus, spec.owner) as cores:
             queued_sec = time.monotonic() - queued
             if queued_sec > 1:
                 log.info("waited %.1f s for %d free core(s)", queued_sec, len(cores))
-            result = self._execute(argv, spec, stdout, stderr, cores, stdin)
+            result = self._execute(argv, spec, stdout, stderr, cores, stdin, held)
+            result.gpus = held.record()
         result.queued_sec = round(queued_sec, 3)
         result.cores = cores
         return result
 
     def _execute(self, argv: list[str], spec: SandboxSpec, stdout: Path, stderr: Path,
-                 cores: list[int], stdin: bytes | None = None) -> SandboxResult:
+                 cores: list[int], stdin: bytes | None = None, held: gpus.Held | None = None) -> SandboxResult:
         lim = spec.limits
         cg = Cgroup.create(f"sandbox-{self.uid}-{secrets.token_hex(4)}", memory_mb=lim.memory_mb,
                            max_processes=lim.max_processes, cores=cores, cpus=lim.cpus) if self.as_root else None
@@ -241,22 +248,23 @@ class BwrapSandbox:
                       "cores": "taskset (the sandbox could widen it)", **(cg.mechanisms if cg else {})}
         try:
             if spec.network != "endpoint":
-                return self._launch(argv, spec, stdout, stderr, cores, stdin, cg, mechanisms)
+                return self._launch(argv, spec, stdout, stderr, cores, stdin, cg, mechanisms, held=held)
             host, port = parse_endpoint(spec.endpoint or "")
             with HostForwarder(host, port, self.uid if self.as_root else None,
                                os.environ.get("WORKBENCH_SCRATCH") or None) as endpoint_dir:
-                return self._launch(argv, spec, stdout, stderr, cores, stdin, cg, mechanisms, (endpoint_dir, port))
+                return self._launch(argv, spec, stdout, stderr, cores, stdin, cg, mechanisms, (endpoint_dir, port),
+                                    held=held)
         finally:
             if cg is not None:
                 cg.remove()
 
     def _launch(self, argv, spec, stdout, stderr, cores, stdin, cg: Cgroup | None, mechanisms,
-                endpoint: tuple[Path, int] | None = None) -> SandboxResult:
+                endpoint: tuple[Path, int] | None = None, held: gpus.Held | None = None) -> SandboxResult:
         lim = spec.limits
         started_r, started_w = os.pipe()
         args_r, args_w = os.pipe()
         # bwrap takes its options from the pipe (they name host paths), the command from its command line
-        args = self.bwrap_options(spec, endpoint[0] if endpoint else None)
+        args = self.bwrap_options(spec, endpoint[0] if endpoint else None, held)
         cmd = [*self.launcher(spec, cores, address_space="cgroup" not in mechanisms["memory"]),
                "bwrap", "--args", str(args_r), "--", *self.entry(argv, started_w, endpoint[1] if endpoint else None)]
         log.debug("sandbox command: %s %s", cmd, args)

@@ -30,7 +30,13 @@ _local = threading.local()  # the cores this thread borrowed, while it works for
 
 
 def lock_dir() -> Path:
-    d = Path(os.environ.get("WORKBENCH_CPU_LOCKS", "/tmp/workbench-cpu-locks"))
+    return shared_lock_dir("WORKBENCH_CPU_LOCKS", "/tmp/workbench-cpu-locks")
+
+
+def shared_lock_dir(variable: str, default: str) -> Path:
+    """A directory of lock files every workbench process on the host shares (``variable`` overrides
+    ``default``): made sticky and world-writable, so sandboxes of any user reserve through it."""
+    d = Path(os.environ.get(variable, default))
     if not d.is_dir():
         d.mkdir(parents=True, exist_ok=True)
         try:

@@ -25,9 +25,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from ..data_in_code import scan_tree
 from ..errors import WorkbenchError, unknown
 from ..evidence import Evidence, MissingEvidence, normalize, read_links, read_manifest
+from ..replay.data_in_code import scan_tree
 
 
 @dataclass
@@ -321,7 +321,7 @@ class DataInCode(_Params):
 
 def data_in_code(ev: Evidence, p: DataInCode) -> CheckOutcome:
     """The delivered sources hold at most ``max_bytes`` of large high-entropy literals (base64, hex, escaped
-    bytes, long arrays of numbers: :mod:`workbench.data_in_code`), read from the frozen evidence."""
+    bytes, long arrays of numbers: :mod:`workbench.replay.data_in_code`), read from the frozen evidence."""
     found = scan_tree(ev.root / "submission", skip_top=p.outputs)
     top = ", ".join(f"submission/{f['path']}: {f['bytes']} B of {f['kind']}" for f in found["findings"][:5])
     return _outcome(found["total_bytes"] <= p.max_bytes,

@@ -1,6 +1,6 @@
 """Running a ``sota`` task's hidden evaluator (``tests/evaluator.py``), confined like every reader of evidence.
 
-The evaluator runs in the task's own environment in a sandbox (:func:`workbench.reader.run_confined`): the
+The evaluator runs in the task's own environment in a sandbox (:func:`workbench.reader.client.run_confined`): the
 sealed evidence read-only at /evidence (the working directory is the replayed submission, as NatureBench's
 evaluators with relative paths expect), the evaluator and the files beside it (``refs/``, ``ground_truth/``)
 but not the workbench's scoring files, no network, the task's memory limit. Its result comes back on a
@@ -54,7 +54,7 @@ def run_evaluator(evaluator: Path, evidence: Path, refs: Path, *, python: str | 
                   env_dir: str | None = None, memory_mb: int = 2048, timeout: float = 600.0,
                   entry: str = "run_evaluation") -> dict[str, dict]:
     """``run_evaluation()`` of a task's evaluator, confined like every reader of evidence
-    (:func:`workbench.reader.run_confined`): the sealed evidence read-only at /evidence, only the evaluator
+    (:func:`workbench.reader.client.run_confined`): the sealed evidence read-only at /evidence, only the evaluator
     and ``tests/refs/`` of the private files, the task's environment read-only, no network, the task's
     memory limit and ``timeout``. It may take ``(evidence_dir, refs_dir)`` or nothing (NatureBench's
     evaluators use relative paths: the working directory is the replayed submission); non-finite values
@@ -64,7 +64,7 @@ def run_evaluator(evaluator: Path, evidence: Path, refs: Path, *, python: str | 
     Raises :class:`EvaluatorFailed` when the evaluator cannot run at all (withheld) and
     :class:`EvaluationRejected` when it fails on the submission's files, or a limit stops it reading them
     (the submission's failure)."""
-    from ..reader import EVIDENCE, TESTS, reader_limits, run_confined
+    from ..reader.client import EVIDENCE, TESTS, reader_limits, run_confined
     from ..sandbox import SandboxSetupError
     from .faults import name_is_code_fault
 

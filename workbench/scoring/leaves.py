@@ -2,7 +2,7 @@
 
 What a leaf's result may be, and why:
 
-* a deterministic leaf runs its check in the confined reader (:mod:`workbench.reader`); a missing input
+* a deterministic leaf runs its check in the confined reader (:mod:`workbench.reader.client`); a missing input
   zeroes only that leaf (``missing_evidence``); a check that fails on what the submission wrote, or a
   limit it hit reading it, scores 0 with the reason (:mod:`.faults`); only a malformed check or the
   workbench's own failure is ``withheld``;
@@ -27,8 +27,8 @@ from ..rubric import Leaf
 from ..task import Task
 from .checks import CheckOutcome, run_check
 from .faults import caused_by_submission, describe
-from .judge import judge_leaf
-from .judge_settings import JudgeSettings
+from .judge.leaf import judge_leaf
+from .judge.settings import JudgeSettings
 from .results import LeafScore
 
 log = logging.getLogger(__name__)

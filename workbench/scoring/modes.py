@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, get_args
 
-from ..env import env_info
 from ..errors import lookup
 from ..evidence import Evidence
+from ..sandbox.environments import env_info
 from ..task import Task
 from ..task.model import Feedback
 from .discovery import discovery_checks

@@ -2,7 +2,7 @@
 
 A check of kind ``recompute`` names a function in the task's private ``tests/recompute.py``. The
 function runs in the task's own environment (PySCF, pw.x, MPB, MuJoCo... as the replay had them),
-confined like every reader of evidence (:func:`workbench.reader.run_confined`: the sealed evidence
+confined like every reader of evidence (:func:`workbench.reader.client.run_confined`: the sealed evidence
 read-only at /evidence, ``tests/recompute.py`` and ``tests/refs/``, no network, the task's memory limit and
 the check's time limit). It receives the evidence directory and the check's ``params``, recomputes what
 the submission declared (one energy at a submitted geometry, one pw.x point from a submitted input, the
@@ -78,9 +78,9 @@ CHECK_KINDS["recompute"] = CheckKind(Recompute, _not_in_the_reader)
 
 def run_recompute(task, evidence: Path, spec: dict[str, Any]) -> dict[str, Any]:
     """The outcome of one ``recompute`` check, in the reader's outcome form."""
-    from ..env import env_info
-    from ..reader import EVIDENCE, TESTS, reader_limits, run_confined
+    from ..reader.client import EVIDENCE, TESTS, reader_limits, run_confined
     from ..sandbox import SandboxSetupError
+    from ..sandbox.environments import env_info
 
     p = Recompute.model_validate({k: v for k, v in spec.items() if k != "kind"})
     script = task.paths.recompute_py

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Literal
 
 from ..paths import TaskPaths
-from ..task.records import RECORD_FILES
+from ..task.construction import RECORD_FILES
 from ..task.sota_spec import SotaSpec, sign_of
 from .faults import InfrastructureFault
 

@@ -30,13 +30,13 @@ from ..errors import WorkbenchError
 from ..evidence import Evidence, ensure_intact, read_manifest
 from ..io import atomic_write_json, digest_of, read_json, sha256_bytes
 from ..paths import RunPaths, TrialPaths, run_of
-from ..reader import Reader
+from ..reader.client import Reader
 from ..rubric import Leaf
 from ..task import Task
-from ..trial_record import update_outcome
+from ..trial.record import update_outcome
 from ..version import __version__
 from .finalize import ReviewRecord, finalize, machine_result
-from .judge_settings import JudgeSettings
+from .judge.settings import JudgeSettings
 from .leaves import host_check, leaf_evidence_digest, score_leaf
 from .modes import mode_of
 from .qa import oeq_summary

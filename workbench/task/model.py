@@ -129,7 +129,7 @@ class SecretInputs(_Strict):
     The public replay gets the ``published`` values (the instruction documents them and the ranges the
     verifier draws from); a second clean replay gets values drawn by the task's private
     ``tests/secret_inputs.py`` (``draw(rng) -> dict | str``) that the submission could not know, so a cache,
-    a fit to known answers or typed-in values cannot follow them (see :mod:`workbench.replay`).
+    a fit to known answers or typed-in values cannot follow them (see :mod:`workbench.replay.trial`).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -156,7 +156,7 @@ class ReplaySection(_Strict):
     max_files: PositiveInt = 100_000
     max_log_mb: PositiveInt = 64
     # what of the delivered package survives into the replay as a source: globs (relative to the package);
-    # unset, the default rule keeps code and small config files only (see workbench.replay.is_source)
+    # unset, the default rule keeps code and small config files only (see workbench.replay.package.is_source)
     sources: list[str] | None = None
     secret_inputs: SecretInputs | None = None
 

@@ -85,7 +85,7 @@ class Task:
         """{path: sha256} of every private file that can change a score: all of tests/ (rubric, checks.py,
         refs/, judge.md, questions.json, sota.json, evaluator.py, ...) except construction records, in
         every scoring mode. A scoring's fingerprint covers them, so none can change unnoticed."""
-        from .records import RECORD_FILES
+        from .construction import RECORD_FILES
 
         if not self.paths.tests.is_dir():
             return {}
@@ -94,7 +94,7 @@ class Task:
 
     def file_hashes(self) -> dict[str, str]:
         """Every file of the package (public and private) except construction records and caches."""
-        from .records import RECORD_FILES
+        from .construction import RECORD_FILES
 
         return {k: v for k, v in tree_hashes(self.root).items()
                 if k not in RECORD_FILES and "__pycache__" not in k.split("/")}

@@ -13,9 +13,9 @@ import shlex
 import stat
 from pathlib import Path
 
+from ..batch.run_spec import read_run_spec
 from ..paths import RunPaths, TrialPaths
-from ..run_lock import read_run_lock
-from ..trial_record import TrialRecord
+from ..trial.record import TrialRecord
 from .frame import e
 
 TAIL_BYTES = 8192
@@ -63,8 +63,8 @@ def log_tail(tp: TrialPaths, stage: str | None) -> str:
 
 def resume_command(run: RunPaths, rec: TrialRecord) -> str:
     """The command that runs an interrupted trial again: the batch's ``--resume``, or the same ``workbench run``."""
-    lock = read_run_lock(run)
-    if lock is not None and lock.matrix:
+    spec = read_run_spec(run)
+    if spec is not None and spec.matrix:
         return f"workbench batch MATRIX.toml --out {shlex.quote(str(run.root))} --resume  (the batch's matrix file)"
     c = rec.config
     words = ["workbench", "run", rec.task_dir or "TASK_DIR", "--agent", c.agent]

@@ -19,7 +19,7 @@ from ..paths import RunPaths, TrialPaths
 from ..receipts import Receipts
 from ..rubric.phases import PHASES
 from ..trajectory import read_trajectory
-from ..trial_record import read_trial
+from ..trial.record import read_trial
 from .compare import grid
 from .frame import STATUS_COLORS, cost, duration, e, num, page, q, status_badge, trial_url
 from .live import log_tail, resume_command

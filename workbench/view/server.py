@@ -92,7 +92,7 @@ class View:
         return run, tp
 
     def preview(self, run, tp, rel: str) -> str:
-        from ..reader import Reader
+        from ..reader.client import Reader
 
         hashes = read_manifest(tp.evidence)
         if rel not in hashes:

@@ -14,14 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis.frames import run_dirs
+from ..batch.run_spec import read_run_spec
 from ..errors import WorkbenchError
 from ..paths import RunPaths, TrialPaths
-from ..pipeline import trial_id
-from ..run_lock import read_run_lock
 from ..scoring.results import AWAITING, Scores, read_scores
-from ..session_records import SessionUsage, read_usage
+from ..session.ledger import SessionUsage, read_usage
 from ..trajectory import read_trajectory
-from ..trial_record import TrialRecord, read_trial
+from ..trial.pipeline import trial_id
+from ..trial.record import TrialRecord, read_trial
 
 STATUSES = ("running", "queued", "complete", "infra_error", "interrupted")
 
@@ -113,10 +113,10 @@ def trial_summary(run: RunPaths, tid: str, rec: TrialRecord | None = None) -> di
 def planned_trials(run: RunPaths) -> list[str]:
     """Trial ids a batch's matrix plans (run.json), in matrix order; empty for single `workbench run` trials."""
     try:
-        lock = read_run_lock(run)
+        spec = read_run_spec(run)
     except WorkbenchError:  # a malformed run.json: its trials are still shown, none planned
         return []
-    matrix = (lock.matrix if lock else None) or {}
+    matrix = (spec.matrix if spec else None) or {}
     try:
         return [trial_id(Path(t).name, a["name"], n) for t in matrix.get("tasks", [])
                 for a in matrix.get("agents", []) for n in range(1, int(matrix.get("attempts", 1)) + 1)]

@@ -127,7 +127,7 @@ def import_naturebench(src: Path, dest: Path) -> ImportReport:
     gpu = str(compute.get("gpu") or compute.get("gpu_type") or "").strip()
     gpus = 1 if gpu and gpu.lower() not in ("none", "cpu", "cpu-only", "0", "false") else 0
     if gpus:
-        rep.drop(f"compute: the source asks for a GPU ({gpu}); gpus = 1 is recorded, the local sandbox has none")
+        rep.drop(f"compute: the GPU type ({gpu}); gpus = 1 is kept, so a host without a GPU refuses the task")
     name = meta.get("task_id") or meta.get("name") or src.name
     write_toml_task(dest, name=f"naturebench/{name}", description=meta.get("title"),
                     metadata={"domain": dm.get("domain") or meta.get("domain"),

@@ -1,0 +1,1 @@
+"""For newcomers and teachers: `workbench demo` (:mod:`.demo`) and the guided tour (:mod:`.tour`)."""
