@@ -36,6 +36,8 @@ Run and trial directories::
           delivery.json          what the agent delivered (session_records.Delivery)
           usage.json             tokens, cost, time (session_records.SessionUsage)
           inbox.jsonl            a person's messages to the running session ({"at", "text"} per line)
+          terminal.cast          a person's session (agent human): the terminal, asciinema v2
+          terminal.json          while a person's session waits or runs: where to attach (agents.human.Door)
           scoring/               the hidden scoring service's log, never mounted in the agent's sandbox
             attempts.jsonl       one session_records.ScoringAttempt per line
             best.json            the best session_records.ScoringResult, once there is one
@@ -216,6 +218,16 @@ class TrialPaths:
     def inbox(self) -> Path:
         """Messages from a person to the running session (``workbench discover-message``), one JSON per line."""
         return self.session / "inbox.jsonl"
+
+    @property
+    def terminal_cast(self) -> Path:
+        """A person's session (``--agent human``) as an asciinema v2 recording of their terminal."""
+        return self.session / "terminal.cast"
+
+    @property
+    def terminal_door(self) -> Path:
+        """While a person's session waits or runs: the Unix socket to attach to (``workbench attach``)."""
+        return self.session / "terminal.json"
 
     @property
     def best_submission(self) -> Path:

@@ -7,6 +7,7 @@ from typing import Any
 from ..errors import lookup
 from .base import Agent, AgentResult, AgentStartError, BaseAgent, Budget, Trajectory, Usage
 from .cli_agent import CLIAgent
+from .human import HumanAgent
 from .nop import NopAgent
 from .openai_agent import OpenAIAgent
 from .oracle import OracleAgent
@@ -15,7 +16,8 @@ from .refuse import RefuseAgent
 from .replay_agent import ReplayAgent
 
 AGENTS: dict[str, type[BaseAgent]] = {"oracle": OracleAgent, "nop": NopAgent, "refuse": RefuseAgent,
-                                      "openai": OpenAIAgent, "cli": CLIAgent, "replay": ReplayAgent}
+                                      "openai": OpenAIAgent, "cli": CLIAgent, "replay": ReplayAgent,
+                                      "human": HumanAgent}
 
 
 def get_agent(name: str, model: str | None = None, options: dict[str, Any] | None = None) -> Agent:
@@ -32,6 +34,7 @@ def check_environments(configs) -> None:
             raise AgentStartError(f"configuration {c.name!r}: {exc}") from None
 
 
-__all__ = ["AGENTS", "Agent", "AgentResult", "AgentStartError", "BaseAgent", "Budget", "CLIAgent", "NopAgent",
+__all__ = ["AGENTS", "Agent", "AgentResult", "AgentStartError", "BaseAgent", "Budget", "CLIAgent", "HumanAgent",
+           "NopAgent",
            "OpenAIAgent", "OracleAgent", "RefuseAgent", "ReplayAgent", "PublicTask", "Trajectory", "Usage",
            "check_environments", "get_agent"]

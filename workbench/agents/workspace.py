@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..io import copy_tree, remove_tree
-from ..sandbox import Limits, Mount, SandboxSpec, get_sandbox
+from ..sandbox import Limits, Mount, SandboxResult, SandboxSpec, get_sandbox
 from ..sandbox.base import sandbox_env
 from ..sandbox.gpus import Held, Lease
 from ..sandbox.volume import Volume
@@ -183,6 +183,27 @@ class Workspace:
             p.unlink(missing_ok=True)
         return CommandResult(res.exit_code, truncate(text) if limit is None else truncate(text, limit),
                              res.timed_out, stdout)
+
+    def attach(self, command: list[str], timeout: float, stdin: int, output: Path) -> SandboxResult:
+        """Run one interactive command (a person's shell) in the session's sandbox, under the session's limits.
+
+        Args:
+            command: the argv to run (it brings its own pty, e.g. ``script``).
+            timeout: seconds before it is killed (the session's time left).
+            stdin: a file descriptor streamed into the command as it comes (the person's keys).
+            output: where its output goes as it comes: a FIFO the caller reads (capped at the log limit).
+
+        Returns:
+            The sandbox's result: exit code, ``timed_out`` when the time ran out first.
+        """
+        self.calls += 1
+        err = self.logs / f"{self.calls}.err"
+        if self._session is None:
+            self._session = self.box.session(self.spec(1.0)).__enter__()
+        try:
+            return self._session.run(command, self.spec(timeout).limits.timeout_sec, output, err, stdin=stdin)
+        finally:
+            err.unlink(missing_ok=True)
 
     def read_file(self, path: str, timeout: float, max_bytes: int = 200_000) -> CommandResult:
         return self.run(f"head -c {int(max_bytes)} -- {_quote(path)}", timeout, limit=max_bytes + 100)

@@ -4,6 +4,7 @@ of sessions), and `trajectory` (a trial's agent session in another format)."""
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 
 import typer
@@ -92,7 +93,9 @@ def score_cmd(task_dir: Path = TASK_DIR, trial: Path = typer.Option(..., "--tria
 @app.command("run")
 def run_cmd(
     task_dir: Path = TASK_DIR,
-    agent: str = typer.Option(..., "--agent", help="Agent: openai, cli, replay, oracle, nop, refuse."),
+    agent: str = typer.Option(..., "--agent", help=(
+        "Agent: openai, cli, replay, oracle, nop, refuse, or human (you, in a shell in the session's sandbox: "
+        "this terminal is attached)."),),
     out: Path = typer.Option(..., "--out", resolve_path=True, help="Run directory (trials go under OUT/trials/)."),
     model: str | None = typer.Option(None, "--model", help="Model name passed to the agent."),
     name: str | None = typer.Option(None, "--name", help="Configuration name (default: the agent's name)."),
@@ -120,9 +123,10 @@ def run_cmd(
     config = AgentConfig(name=name or agent, agent=agent, model=model, options=key_values(option),
                          time_scale=time_scale, max_turns=max_turns, max_cost_usd=max_cost)
     tp = RunPaths(out).trial(trial_id(task.id, config.name, attempt))
+    trial = partial(run_single, task, config, out, attempt=attempt, replace=force, say=echo_err, engine=engine,
+                    timeout=timeout, sandbox=sandbox, judge=public_judge(judge_model), progress=stage_line)
     try:
-        record = run_single(task, config, out, attempt=attempt, replace=force, say=echo_err, engine=engine,
-                            timeout=timeout, sandbox=sandbox, judge=public_judge(judge_model), progress=stage_line)
+        record = trial() if agent != "human" else attached(trial, tp)
     except KeyboardInterrupt:
         echo_err(f"interrupted: trial {tp.root} marked interrupted; the same command runs it again")
         raise typer.Exit(130) from None
@@ -133,6 +137,49 @@ def run_cmd(
     typer.echo(f"scores: {tp.scores}")
     if engine == "papermill":
         typer.echo(f"notebooks: {tp.notebooks}")
+
+
+def attached(trial, tp):
+    """Run ``trial`` beside this terminal, attached to the person's session as soon as its shell waits."""
+    import threading
+
+    from ..agents.terminal import attach
+
+    done: dict = {}
+
+    def work() -> None:
+        try:
+            done["record"] = trial()
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the calling thread
+            done["error"] = exc
+
+    worker = threading.Thread(target=work, name="trial", daemon=True)
+    worker.start()
+    while worker.is_alive() and not tp.terminal_door.is_file():
+        worker.join(0.2)
+    if tp.terminal_door.is_file():
+        echo_err("attached: you are the agent; `finish` ends the session")
+        attach(json.loads(tp.terminal_door.read_text())["socket"])
+    worker.join()
+    if "error" in done:
+        raise done["error"]
+    return done["record"]
+
+
+@app.command("attach")
+def attach_cmd(run: Path = typer.Argument(..., exists=True, resolve_path=True,
+                                          help="A run (its first waiting session) or one trial."),
+               name: str | None = typer.Option(None, "--name", help="Who you are (recorded with the session).")):
+    """Attach this terminal to a person's session (``--agent human``) that waits or runs in RUN."""
+    from ..agents.terminal import attach, waiting
+
+    found = waiting(run)
+    if not found:
+        echo_err(f"no person's session waits in {run}: start one with --agent human (run, batch, class)")
+        raise typer.Exit(1)
+    door = json.loads((found[0] / "session" / "terminal.json").read_text())
+    echo_err(f"attached to {found[0].name}: you are the agent; `finish` ends the session")
+    attach(door["socket"], name=name)
 
 
 @app.command("demo")

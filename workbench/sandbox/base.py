@@ -126,9 +126,11 @@ class Sandbox(Protocol):
         """Backend name and version, for provenance."""
 
     def run(self, argv: list[str], spec: SandboxSpec, stdout: Path, stderr: Path,
-            stdin: bytes | None = None) -> SandboxResult:
-        """Run argv inside a fresh sandbox; stdout/stderr go to the given host files. Network is
-        ``none`` (the replay, always) or ``host`` (an agent session that must reach its model API)."""
+            stdin: bytes | int | None = None) -> SandboxResult:
+        """Run argv inside a fresh sandbox; stdout/stderr go to the given host files (a FIFO's reader sees each
+        chunk as it comes). ``stdin``: bytes to feed, or a file descriptor streamed in as it is (a person's
+        terminal). Network is ``none`` (the replay, always) or ``host`` (an agent session that must reach
+        its model API)."""
 
     def session(self, spec: SandboxSpec):
         """A context manager whose ``run(argv, timeout, stdout, stderr, stdin=None)`` runs one call under
@@ -142,7 +144,7 @@ class PerCallSession:
     def __init__(self, box, spec: SandboxSpec):
         self.box, self.spec = box, spec
 
-    def run(self, argv: list[str], timeout: float, stdout: Path, stderr: Path, stdin: bytes | None = None
+    def run(self, argv: list[str], timeout: float, stdout: Path, stderr: Path, stdin: bytes | int | None = None
             ) -> SandboxResult:
         spec = replace(self.spec, limits=replace(self.spec.limits, timeout_sec=timeout))
         return self.box.run(argv, spec, stdout, stderr, stdin=stdin)

@@ -222,7 +222,7 @@ class BwrapSandbox:
         return PerCallSession(self, spec)
 
     def run(self, argv: list[str], spec: SandboxSpec, stdout: Path, stderr: Path,
-            stdin: bytes | None = None) -> SandboxResult:
+            stdin: bytes | int | None = None) -> SandboxResult:
         ok, why = self.available()
         if not ok:
             raise WorkbenchError(f"bwrap sandbox unavailable: {why}")
@@ -240,7 +240,8 @@ class BwrapSandbox:
         return result
 
     def _execute(self, argv: list[str], spec: SandboxSpec, stdout: Path, stderr: Path,
-                 cores: list[int], stdin: bytes | None = None, held: gpus.Held | None = None) -> SandboxResult:
+                 cores: list[int], stdin: bytes | int | None = None, held: gpus.Held | None = None
+                 ) -> SandboxResult:
         lim = spec.limits
         cg = Cgroup.create(f"sandbox-{self.uid}-{secrets.token_hex(4)}", memory_mb=lim.memory_mb,
                            max_processes=lim.max_processes, cores=cores, cpus=lim.cpus) if self.as_root else None
@@ -277,7 +278,9 @@ class BwrapSandbox:
             # a minimal environment for the launcher chain: bwrap's own /proc/1/environ is readable from
             # inside, and --clearenv only clears what the command gets (credentials would leak otherwise);
             # bwrap reads its options from a pipe, so its command line inside names no host path
-            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
+            # stdin: nothing, bytes fed through a pipe, or a stream's fd handed over as it is (a person's keys)
+            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL if stdin is None else stdin
+                                    if isinstance(stdin, int) else subprocess.PIPE,
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
                                     pass_fds=(started_w, args_r), env=LAUNCH_ENV,
                                     preexec_fn=cg.join if cg is not None else None)
@@ -298,7 +301,7 @@ class BwrapSandbox:
                   for a in (("stdout", proc.stdout, stdout), ("stderr", proc.stderr, stderr))]
         for t in drains:
             t.start()
-        if stdin is not None:
+        if isinstance(stdin, bytes):
             try:
                 proc.stdin.write(stdin)
                 proc.stdin.close()

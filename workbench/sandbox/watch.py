@@ -80,7 +80,7 @@ class DiskWatch:
 def write_capped(chunks, path: Path, cap_bytes: int) -> int:
     """Write byte chunks to ``path`` up to ``cap_bytes``; returns how many bytes were dropped after the cap."""
     written = dropped = 0
-    with open(path, "wb") as out:
+    with open(path, "wb", buffering=0) as out:  # unbuffered: a FIFO's reader (a person's terminal) sees it live
         for chunk in chunks:
             room = cap_bytes - written
             if room > 0:
@@ -94,8 +94,10 @@ def write_capped(chunks, path: Path, cap_bytes: int) -> int:
 
 
 def drain(pipe, path: Path, cap_bytes: int) -> int:
-    """Copy a pipe to ``path`` up to ``cap_bytes`` (reading on, so the writer never blocks)."""
+    """Copy a pipe to ``path`` up to ``cap_bytes`` (reading on, so the writer never blocks), each chunk as soon
+    as it is there (``read1``: an interactive shell's prompt is not held back until 64 KiB have come)."""
+    read = getattr(pipe, "read1", pipe.read)
     try:
-        return write_capped(iter(lambda: pipe.read(1 << 16), b""), path, cap_bytes)
+        return write_capped(iter(lambda: read(1 << 16), b""), path, cap_bytes)
     finally:
         pipe.close()

@@ -94,6 +94,17 @@ class GpuLease(BaseModel):
     measured: list[dict[str, Any]] = Field(default_factory=list)  # per GPU: lock owner, what NVML measured
 
 
+class PersonSession(BaseModel):
+    """What a person's session adds to its usage (time only: a person spends no tokens)."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str | None = None  # who, as the configuration names them (a class's student)
+    commands: int = 0  # commands typed at the prompt
+    waited_sec: float = 0.0  # before the person attached (not counted against the budget)
+    cast_bytes: int = 0  # size of session/terminal.cast
+    cast_capped: bool = False  # the recording reached its cap and stopped
+
+
 class SessionUsage(BaseModel):
     """session/usage.json"""
 
@@ -106,6 +117,7 @@ class SessionUsage(BaseModel):
     scoring_service: ServiceSummary | None = None
     gpu_leases: list[GpuLease] | None = None  # a GPU task's session: when it held its GPUs
     output_tail: str | None = None  # a CLI agent that exited with an error: the end of its output
+    person: PersonSession | None = None  # a person was the agent (agents.human): how the session went
 
 
 def read_usage(tp: TrialPaths) -> SessionUsage | None:

@@ -14,7 +14,8 @@ timeout's and the watchdog's kill. The container's own processes (docker-init an
 ``nobody``, so no call can signal them and the container outlives every call.
 
 stdin: ``put_archive`` cannot write into a tmpfs, so a host directory is bind-mounted read-only at
-``/run/workbench-session`` and each call's stdin is a file there, redirected by ``sh``.
+``/run/workbench-session`` and each call's stdin is a file there, redirected by ``sh``; a streamed stdin (a
+person's keys, a file descriptor) is a FIFO there instead, which a host thread fills as the keys come.
 
 Memory: the container's cgroup counts the OOM killer's kills, read before and after each call where the
 engine's cgroups are on this host (docker's ``OOMKilled`` flag otherwise). A call whose container died
@@ -28,6 +29,7 @@ import contextlib
 import logging
 import os
 import queue
+import select
 import shutil
 import tempfile
 import threading
@@ -128,7 +130,7 @@ class DockerSession:
 
     # --- one call --------------------------------------------------------------------------------
 
-    def run(self, argv: list[str], timeout: float, stdout: Path, stderr: Path, stdin: bytes | None = None
+    def run(self, argv: list[str], timeout: float, stdout: Path, stderr: Path, stdin: bytes | int | None = None
             ) -> SandboxResult:
         if self._stdin_dir is None:
             raise SandboxSetupError("docker session: run() outside its with-block (closed or never opened)")
@@ -137,15 +139,21 @@ class DockerSession:
             self._remove()
             self._start()
         self._calls += 1
-        fed = None
+        fed, stop = None, threading.Event()
         if stdin is not None:
             fed = self._stdin_dir / str(self._calls)
-            fed.write_bytes(stdin)
+            if isinstance(stdin, int):
+                os.mkfifo(fed, 0o644)
+                threading.Thread(target=_stream_into, args=(stdin, fed, stop), daemon=True,
+                                 name="docker-session-stdin").start()
+            else:
+                fed.write_bytes(stdin)
             os.chmod(fed, 0o644)
             argv = ["sh", "-c", f'exec "$@" < {STDIN_DIR}/{fed.name}', "workbench-stdin", *argv]
         try:
             return self._call(argv, timeout, Path(stdout), Path(stderr))
         finally:
+            stop.set()
             if fed is not None:
                 fed.unlink(missing_ok=True)
 
@@ -247,6 +255,33 @@ class DockerSession:
             return False
         new, self._oom_flag = flag and not self._oom_flag, flag or self._oom_flag
         return new
+
+
+def _stream_into(fd: int, fifo: Path, stop: threading.Event) -> None:
+    """Copy ``fd`` into ``fifo`` as it comes, once the call has opened the FIFO (until either side ends or the
+    call does: ``stop``). The FIFO is opened without blocking, so a call that never reads holds no thread."""
+    out = None
+    while out is None and not stop.is_set():
+        try:
+            out = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError:  # ENXIO: no reader yet
+            time.sleep(0.05)
+    if out is None:
+        return
+    os.set_blocking(out, True)
+    try:
+        while not stop.is_set():
+            ready, _, _ = select.select([fd], [], [], 0.2)
+            if not ready:
+                continue
+            data = os.read(fd, 1 << 16)
+            if not data:
+                break
+            os.write(out, data)
+    except OSError:  # the call ended and closed its end
+        pass
+    finally:
+        os.close(out)
 
 
 def _pump(stream, stdout: Path, stderr: Path, cap: int, dropped: dict[str, int]) -> None:
