@@ -43,7 +43,9 @@ RCFILE = "/tmp/.workbench-rc"
 # exit code and text (history number changes only when a command was entered: an empty line is no step)
 RC = r"""
 HISTFILE=/tmp/.workbench-history; HISTCONTROL=; HISTTIMEFORMAT=
-__wb_left() { local s=$(( WORKBENCH_DEADLINE - $(date +%s) )); (( s < 0 )) && s=0; printf '%dm%02ds' $((s/60)) $((s%60)); }
+__wb_left() {
+  local s=$(( WORKBENCH_DEADLINE - $(date +%s) )); (( s < 0 )) && s=0; printf '%dm%02ds' $((s/60)) $((s%60))
+}
 __wb_prompt() {
   local rc=$? line n cmd
   line=$(history 1); n=${line%%[^ 0-9]*}; n=${n// /}; cmd=${line#*[0-9]  }
@@ -57,7 +59,9 @@ __wb_prompt() {
 }
 PROMPT_COMMAND=__wb_prompt
 PS1='[\[\e[1m\]$(__wb_left)\[\e[0m\] left] \w \$ '
-finish() { printf '[workbench] session finished: your submission is replayed and scored as an agent'"'"'s is\n'; exit 0; }
+finish() {
+  printf '[workbench] session finished: your submission is replayed and scored as an agent'"'"'s is\n'; exit 0
+}
 cd __HOME__
 cat <<'EOF'
 [workbench] You are the agent. The task: __TASK_HOME__/instruction.md (paper: __TASK_HOME__/paper/).
