@@ -271,9 +271,18 @@ def attach(socket_path: str | Path, name: str | None = None, stdin=None, stdout=
         conn.close()
 
 
-def waiting(root: Path) -> list[Path]:
-    """The trials under ``root`` (a run, or a trial) whose person's session waits or runs now."""
+def waiting(root: Path, person: str | None = None) -> list[Path]:
+    """The trials under ``root`` (a trial, a run's ``trials/``, a discovery run's ``sessions/``) whose person's
+    session waits or runs now; with ``person``, theirs first, then those that name nobody."""
     root = Path(root)
-    found = [root / "session" / "terminal.json"] if (root / "session").is_dir() else \
-        sorted((root / "trials").glob("*/session/terminal.json")) if (root / "trials").is_dir() else []
-    return [p.parent.parent for p in found if p.is_file()]
+    doors = [root / "session" / "terminal.json"] if (root / "session").is_dir() else \
+        sorted(root.glob("*/*/session/terminal.json"))
+    found = []
+    for door in doors:
+        try:
+            found.append((json.loads(door.read_text(encoding="utf-8")).get("person"), door.parent.parent))
+        except (OSError, ValueError, AttributeError):  # gone (the session ended) or being written
+            continue
+    if person is None:
+        return [t for _, t in found]
+    return [t for p, t in found if p == person] + [t for p, t in found if p is None]

@@ -38,6 +38,14 @@ def pearson(x, y) -> float:
     return float(np.corrcoef(x, y)[0, 1])
 
 
+PEOPLE = frozenset({"human"})  # agents that are people (agents.human): reports mark them
+
+
+def who(g: pd.DataFrame) -> str:
+    """``person`` for a configuration whose agent is a person (a human baseline, a student), else ``agent``."""
+    return "person" if "agent" in g and g["agent"].isin(PEOPLE).any() else "agent"
+
+
 def _counted(o: pd.DataFrame) -> pd.DataFrame:
     return o[~o["state"].isin(WITHHELD_STATES)]
 
@@ -66,8 +74,9 @@ def model_table(o: pd.DataFrame) -> pd.DataFrame:
         partial_ci = _ci(c["score"], c["task"])
         full_ci = _ci(c["is_full"].astype(float), c["task"])
         rows.append({
-            "config": cfg, "model": g["model"].dropna().iloc[0] if g["model"].notna().any() else None,
-            "outcomes": len(g), "tasks": int(c.dropna(subset=["score"])["task"].nunique()),
+            "config": cfg, "who": who(g),
+            "model": g["model"].dropna().iloc[0] if g["model"].notna().any() else None, "outcomes": len(g),
+            "tasks": int(c.dropna(subset=["score"])["task"].nunique()),
             "partial": 100 * c["score"].mean(), "partial_upper": 100 * c["R_upper"].mean(),
             "partial_ci_low": partial_ci["low"], "partial_ci_high": partial_ci["high"],
             "full_rate": _rate(c["is_full"]), "full_rate_upper": _rate(c["full_upper"]),
@@ -177,14 +186,17 @@ def time_per_stage(o: pd.DataFrame) -> pd.DataFrame:
     """Per configuration, where a trial's time goes: the median seconds of each stage (session: the agent
     at work; replay; scoring; review), of scoring's deterministic checks, judge and the rest as scores.json
     splits them (the scoring stage also holds what the engine adds: a kernel, loading the task), and the
-    median judge calls. Every trial counts, withheld ones too (their time was spent); a trial that never
+    median judge calls; where any configuration is a person, a ``who`` column says which (their session time
+    is a person's, beside the agents'). Every trial counts, withheld ones too (their time was spent); a trial that never
     reached a stage, or was scored before timings were kept, is left out of that column's median, never
     counted as 0."""
     t = o[o["trial_id"].notna()] if "trial_id" in o else o.iloc[:0]
     t = t.assign(**{c: np.nan for c in TRIAL_TIME if c not in t})
-    rows = [{"config": cfg, "trials": len(g), **{label: g[c].astype(float).median() for c, label in TRIAL_TIME.items()}}
+    rows = [{"config": cfg, "who": who(g), "trials": len(g),
+             **{label: g[c].astype(float).median() for c, label in TRIAL_TIME.items()}}
             for cfg, g in t.groupby("config", sort=True)]
-    return pd.DataFrame(rows, columns=["config", "trials", *TRIAL_TIME.values()])
+    frame = pd.DataFrame(rows, columns=["config", "who", "trials", *TRIAL_TIME.values()])
+    return frame if (frame["who"] == "person").any() else frame.drop(columns="who")
 
 
 SOTA_COLUMNS = ["config", "outcomes", "surpass_rate", "surpass_ci_low", "surpass_ci_high", "match_rate",

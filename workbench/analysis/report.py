@@ -87,7 +87,8 @@ def _bounds(low: float, high: float, bounded: bool, digits: int) -> str:
 
 def table2(table: pd.DataFrame, digits: int = 2) -> str:
     """The configuration table as readers want it: named columns, tokens in millions, the model column
-    only where it differs from the configuration name, and partial score and full rate with their
+    only where it differs from the configuration name, ``who`` (person or agent) where people are among the
+    configurations, and partial score and full rate with their
     bounds [lower, upper] where a configuration has outcomes awaiting review, each beside its 95 % interval
     over tasks (cluster bootstrap, :mod:`.uncertainty`) and the number of tasks behind it."""
     from .uncertainty import interval
@@ -100,6 +101,8 @@ def table2(table: pd.DataFrame, digits: int = 2) -> str:
     cols = list(TABLE2)
     if (t["model"].notna() & (t["model"] != t["config"])).any():
         cols.insert(1, "model")
+    if "who" in t and (t["who"] == "person").any():  # people beside models: say which is which
+        cols.insert(1, "who")
     return fmt_table(t[cols].rename(columns=TABLE2 | {"model": "model"}), digits=digits)
 
 

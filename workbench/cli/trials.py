@@ -170,10 +170,11 @@ def attached(trial, tp):
 def attach_cmd(run: Path = typer.Argument(..., exists=True, resolve_path=True,
                                           help="A run (its first waiting session) or one trial."),
                name: str | None = typer.Option(None, "--name", help="Who you are (recorded with the session).")):
-    """Attach this terminal to a person's session (``--agent human``) that waits or runs in RUN."""
+    """Attach this terminal to a person's session (``--agent human``) that waits or runs in RUN (a run, a
+    discovery run or one trial): the one for ``--name`` where a configuration names that person, else the first."""
     from ..agents.terminal import attach, waiting
 
-    found = waiting(run)
+    found = waiting(run, name)
     if not found:
         echo_err(f"no person's session waits in {run}: start one with --agent human (run, batch, class)")
         raise typer.Exit(1)
