@@ -123,3 +123,41 @@ def test_the_run_list_sorts_filters_and_opens_a_grid_cell_into_a_side_by_side_co
         assert page.locator("table.compare tr.leaf.differs").count() == 0
     finally:
         server.stop()
+
+
+def test_a_persons_session_plays_back_beside_its_trajectory(tmp_path, browser):
+    """A person's session (agent human, through a real pty) in the view: the cast plays in the vendored
+    terminal, from the view alone, beside the trajectory's steps."""
+    import pexpect
+
+    from tests.agents.test_human import PROMPT, REPRODUCE, ran, workbench_run
+    from tests.conftest import write_task
+    from workbench.view.server import ViewServer
+
+    child = workbench_run(write_task(tmp_path / "mini"), tmp_path / "runs" / "class", "bwrap")
+    child.expect(PROMPT, timeout=180)
+    ran(child, REPRODUCE)
+    ran(child, "bash reproduce.sh && cat results/value.json")
+    child.sendline("finish")
+    child.expect(pexpect.EOF, timeout=300)
+    server = ViewServer(tmp_path / "runs", poll_seconds=1)
+    server.start()
+    try:
+        page = browser.new_page(viewport={"width": 1400, "height": 1100})
+        requested: list[str] = []
+        page.on("request", lambda r: requested.append(r.url))
+        page.goto(server.url)
+        page.locator("tr[data-trial='mini__human__1'] a").click()
+        page.wait_for_selector("#terminal-player[data-state='paused']", timeout=30_000)
+        assert "2 step(s)" in page.locator("#trajectory").inner_text()  # the commands, beside the terminal
+        page.locator("#terminal-player select.speed").select_option("32")
+        page.locator("#terminal-player button.play").click()
+        page.wait_for_selector("#terminal-player[data-state='ended']", timeout=60_000)
+        shown = page.locator("#terminal-player .xterm-rows").inner_text()
+        assert '{"value": 42}' in shown and "session finished" in shown, shown
+        assert "7770" not in shown
+        page.locator("#terminal-player").scroll_into_view_if_needed()
+        page.screenshot(path=str(ARTIFACTS / "view_terminal.png"), full_page=True)
+        assert requested and all(u.startswith(server.base) for u in requested), requested  # offline
+    finally:
+        server.stop()

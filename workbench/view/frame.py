@@ -12,6 +12,7 @@ STATUS_COLORS = {"complete": "#54A24B", "running": "#4C78A8", "queued": "#BAB0AC
                  "interrupted": "#F58518"}
 
 CSS = """
+#terminal-player .screen { display: inline-block; background: #000; padding: 4px; margin-top: .4em; }
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#222;background:#fafafa}
 header{background:#24323f;color:#fff;padding:.6em 1.2em}header a{color:#fff;text-decoration:none}
 main{padding:.8em 1.2em}h1{font-size:1.3em;margin:.2em 0}h2{font-size:1.15em;margin:1.2em 0 .3em}
@@ -153,8 +154,12 @@ def trial_url(run: str, tid: str) -> str:
     return f"/run/{q(run)}/trial/{q(tid)}"
 
 
-def page(title: str, body: str, poll_seconds: float = 3.0) -> str:
+def page(title: str, body: str, poll_seconds: float = 3.0, terminal: bool = False) -> str:
+    """A page of the view; ``terminal``: it plays a person's session (xterm.js and the player, all served by
+    the view itself)."""
+    head = "<link rel='stylesheet' href='/static/xterm.css'>" if terminal else ""
+    tail = "<script src='/static/xterm.js'></script><script src='/static/terminal.js'></script>" if terminal else ""
     return ("<!doctype html><html lang='en'><head><meta charset='utf-8'>"
-            f"<title>{e(title)}</title><link rel='stylesheet' href='/static/view.css'></head>"
+            f"<title>{e(title)}</title><link rel='stylesheet' href='/static/view.css'>{head}</head>"
             f"<body data-poll-seconds='{poll_seconds:g}'><header><a href='/'><b>workbench view</b></a></header>"
-            f"<main>{body}</main><script src='/static/view.js'></script></body></html>")
+            f"<main>{body}</main><script src='/static/view.js'></script>{tail}</body></html>")

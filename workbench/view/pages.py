@@ -292,6 +292,18 @@ def _clip(text: Any) -> str:
     return e(s[:TEXT_CHARS]) + (f"\n… ({len(s) - TEXT_CHARS} more characters)" if len(s) > TEXT_CHARS else "")
 
 
+def _player(tp: TrialPaths, base: str) -> str:
+    """A person's session: their terminal, played back from session/terminal.cast (static/terminal.js)."""
+    if not tp.terminal_cast.is_file():
+        return ""
+    return (f"<div id='terminal-player' data-cast='{base}/file/session/terminal.cast' data-state='loading'>"
+            "<h3>The person's terminal</h3><div class='controls'><button class='play'>play / pause</button> "
+            "<button class='restart'>restart</button> <button class='end'>to the end</button> "
+            "<select class='speed'><option value='1'>1×</option><option value='2'>2×</option>"
+            "<option value='8' selected>8×</option><option value='32'>32×</option></select> "
+            "<span class='status muted'>loading the recording…</span></div><div class='screen'></div></div>")
+
+
 def _trajectory(tp: TrialPaths) -> str:
     if not tp.trajectory.is_file():
         return "<p class='muted'>No trajectory recorded.</p>"
@@ -358,11 +370,11 @@ def trial_page(run: RunPaths, tp: TrialPaths, *, review_url: str | None, poll_se
         "evidence": _evidence(tp, base, provenance),
         "provenance": _provenance(provenance, base, tp),
         "receipts": _receipts(tp),
-        "trajectory": _trajectory(tp),
+        "trajectory": _player(tp, base) + _trajectory(tp),
         "notebooks": _notebooks(tp, base),
     }
     nav = "<nav>" + "".join(f"<a href='#{k}'>{e(t)}</a>" for k, t in SECTIONS) + "</nav>"
     body = (f"<div class='crumbs'><a href='/'>runs</a> / {e(run.root.name)}</div>"
             f"<h1 class='trial-id'>{e(tp.root.name)}</h1>{nav}"
             + "".join(f"<section id='{k}'><h2>{e(t)}</h2>{parts[k]}</section>" for k, t in SECTIONS))
-    return page(f"{tp.root.name} · workbench view", body, poll_seconds)
+    return page(f"{tp.root.name} · workbench view", body, poll_seconds, terminal=tp.terminal_cast.is_file())

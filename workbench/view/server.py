@@ -14,7 +14,8 @@ Routes (GET)::
     /run/RUN/trial/T/notebook/NAME      an executed stage notebook rendered to HTML
     /discovery/RUN                      a discovery run: sessions, the score over time, the ranked history
     /discovery/RUN/fragment             the same, polled while the run goes on
-    /static/view.css  /static/view.js
+    /static/view.css  /static/view.js   /static/xterm.js  /static/xterm.css  /static/terminal.js (a person's
+                                        session played back: xterm.js, vendored, and the player)
 
 Routes (POST, JSON body)::
 
@@ -64,6 +65,11 @@ MAX_POST_BYTES = 16 * 1024
 # a report runs its own (embedded) plotly script, in a sandbox of its own origin: it reaches nothing of the view's
 REPORT_CSP = ("sandbox allow-scripts; default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
               "img-src data:; font-src data:")
+
+
+STATIC_DIR = Path(__file__).with_name("static")
+# the files of static/ the view serves, by the one name each is asked for (nothing else of the folder is reachable)
+STATIC = {"xterm.js": "xterm/xterm.js", "xterm.css": "xterm/xterm.css", "terminal.js": "terminal.js"}
 
 
 class NotFound(Exception):
@@ -123,6 +129,10 @@ class View:
             css = parts[1].endswith(".css")
             return (200, "text/css; charset=utf-8" if css else "text/javascript; charset=utf-8",
                     (frame.CSS if css else frame.JS).encode(), APP_CSP)
+        if parts[0] == "static" and len(parts) == 2 and parts[1] in STATIC:
+            css = parts[1].endswith(".css")
+            return (200, "text/css; charset=utf-8" if css else "text/javascript; charset=utf-8",
+                    (STATIC_DIR / STATIC[parts[1]]).read_bytes(), APP_CSP)
         if parts[0] == "run" and len(parts) == 3 and parts[2] == "report":
             run = summary.find_run(self.root, parts[1])
             if run is None or not (run.root / pages.REPORT).is_file():
