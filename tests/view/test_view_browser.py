@@ -161,3 +161,66 @@ def test_a_persons_session_plays_back_beside_its_trajectory(tmp_path, browser):
         assert requested and all(u.startswith(server.base) for u in requested), requested  # offline
     finally:
         server.stop()
+
+
+def test_a_student_works_from_the_browser_and_is_scored(tmp_path, browser):
+    """A class from a browser: a batch's person's session, attached from `workbench view`'s trial page (the
+    view's token, its own origin), typed into with the keyboard, finished, replayed and scored."""
+    import json
+    import os
+    import subprocess
+    import sys
+    import time
+
+    from tests.conftest import write_task
+    from workbench.paths import TrialPaths
+    from workbench.view.server import ViewServer
+
+    task = write_task(tmp_path / "mini")
+    matrix = tmp_path / "matrix.toml"
+    matrix.write_text(f'tasks = ["{task}"]\nattempts = 1\n[[agents]]\nname = "ada"\nagent = "human"\n'
+                      'options = { person = "Ada" }\n')
+    run = tmp_path / "runs" / "class"
+    batch = subprocess.Popen([sys.executable, "-m", "workbench", "batch", str(matrix), "--out", str(run),
+                              "--workers", "1", "--engine", "inline"], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, env=dict(os.environ))
+    server = ViewServer(tmp_path / "runs", poll_seconds=1)
+    server.start()
+    tp = TrialPaths(run / "trials" / "mini__ada__1")
+    try:
+        deadline = time.monotonic() + 120
+        while not tp.terminal_door.is_file() and time.monotonic() < deadline:
+            time.sleep(0.3)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        requested: list[str] = []
+        page.on("request", lambda r: requested.append(r.url))
+        page.goto(server.url)
+        page.goto(f"{server.base.rstrip('/')}/run/class/trial/mini__ada__1")
+        page.wait_for_selector("#terminal-live[data-state='attached']", timeout=30_000)
+        page.wait_for_selector("#terminal-live .xterm-rows:has-text('left]')", timeout=30_000)
+        # without the view's token, nobody types into the session (a local process, another site's page)
+        import urllib.error
+        import urllib.request
+
+        forged = urllib.request.Request(f"{server.base.rstrip('/')}/run/class/trial/mini__ada__1/terminal/keys",
+                                        data=b'{"data": "touch /home/submission/planted\\n"}', method="POST",
+                                        headers={"Content-Type": "application/json"})
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(forged, timeout=10)
+        assert refused.value.code in (401, 403)
+        page.locator("#terminal-live .xterm").click()
+        page.keyboard.type("printf '%s\\n' 'mkdir -p results' 'echo {\\\"value\\\": 42} > results/value.json' "
+                           "'echo fine > results/log.txt' > reproduce.sh && bash reproduce.sh && cat results/*.json\n")
+        page.wait_for_selector("#terminal-live .xterm-rows:has-text('{\"value\": 42}')", timeout=30_000)
+        page.screenshot(path=str(ARTIFACTS / "view_live_terminal.png"))
+        page.keyboard.type("finish\n")
+        page.wait_for_selector("#terminal-live[data-state='ended']", timeout=60_000)
+        assert batch.wait(timeout=300) == 0
+        assert all(u.startswith(server.base) for u in requested), requested  # offline
+    finally:
+        server.stop()
+        if batch.poll() is None:
+            batch.kill()
+    assert json.loads(tp.usage.read_text())["person"]["name"] == "Ada"
+    assert not (tp.submission / "planted").exists()
+    assert json.loads(tp.scores.read_text())["R"] > 0.5

@@ -12,7 +12,8 @@ STATUS_COLORS = {"complete": "#54A24B", "running": "#4C78A8", "queued": "#BAB0AC
                  "interrupted": "#F58518"}
 
 CSS = """
-#terminal-player .screen { display: inline-block; background: #000; padding: 4px; margin-top: .4em; }
+#terminal-player .screen, #terminal-live .screen {display: inline-block; background: #000; padding: 4px;
+  margin-top: .4em}
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#222;background:#fafafa}
 header{background:#24323f;color:#fff;padding:.6em 1.2em}header a{color:#fff;text-decoration:none}
 main{padding:.8em 1.2em}h1{font-size:1.3em;margin:.2em 0}h2{font-size:1.15em;margin:1.2em 0 .3em}

@@ -304,6 +304,16 @@ def _player(tp: TrialPaths, base: str) -> str:
             "<span class='status muted'>loading the recording…</span></div><div class='screen'></div></div>")
 
 
+def _live(tp: TrialPaths, base: str) -> str:
+    """A person's session that waits or runs: a terminal in the page, attached through the view."""
+    if not tp.terminal_door.is_file():
+        return ""
+    return (f"<div id='terminal-live' data-base='{base}/terminal' data-state='connecting'>"
+            "<h3>Your session: you are the agent</h3><p class='muted'>Type in the terminal below; "
+            "<code>finish</code> ends the session, which is then replayed and scored as an agent's is. "
+            "<span class='status'></span></p><div class='screen'></div></div>")
+
+
 def _trajectory(tp: TrialPaths) -> str:
     if not tp.trajectory.is_file():
         return "<p class='muted'>No trajectory recorded.</p>"
@@ -364,7 +374,7 @@ def trial_page(run: RunPaths, tp: TrialPaths, *, review_url: str | None, poll_se
               "<p class='muted'>Start <code>workbench review serve RUN</code> and pass its URL as "
               "<code>--review-url</code> to link each leaf to the reviewer.</p>")
     parts = {
-        "summary": f"<div id='trial-summary'{poll}>{_summary(run, tp)}</div>"
+        "summary": _live(tp, base) + f"<div id='trial-summary'{poll}>{_summary(run, tp)}</div>"
                    f"<h3>Stages</h3>{_stages(tp, base)}",
         "leaves": review + _leaves(tp, run.root.name, review_url),
         "evidence": _evidence(tp, base, provenance),
@@ -377,4 +387,5 @@ def trial_page(run: RunPaths, tp: TrialPaths, *, review_url: str | None, poll_se
     body = (f"<div class='crumbs'><a href='/'>runs</a> / {e(run.root.name)}</div>"
             f"<h1 class='trial-id'>{e(tp.root.name)}</h1>{nav}"
             + "".join(f"<section id='{k}'><h2>{e(t)}</h2>{parts[k]}</section>" for k, t in SECTIONS))
-    return page(f"{tp.root.name} · workbench view", body, poll_seconds, terminal=tp.terminal_cast.is_file())
+    terminal = tp.terminal_cast.is_file() or tp.terminal_door.is_file()
+    return page(f"{tp.root.name} · workbench view", body, poll_seconds, terminal=terminal)

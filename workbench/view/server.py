@@ -12,6 +12,8 @@ Routes (GET)::
     /run/RUN/trial/T/preview?path=P     one evidence file's preview, read in the confined reader
     /run/RUN/trial/T/file/PATH          a file of the trial as text (images as images)
     /run/RUN/trial/T/notebook/NAME      an executed stage notebook rendered to HTML
+    /run/RUN/trial/T/terminal/output?from=N   a person's session, attached from the browser: output from
+                                        offset N (long poll; :mod:`.terminal`)
     /discovery/RUN                      a discovery run: sessions, the score over time, the ranked history
     /discovery/RUN/fragment             the same, polled while the run goes on
     /static/view.css  /static/view.js   /static/xterm.js  /static/xterm.css  /static/terminal.js (a person's
@@ -21,6 +23,7 @@ Routes (POST, JSON body)::
 
     /discovery/RUN/message              {"session": ID, "text": ...}: a person's message to a running session
                                         (or the answer to the preparation's questions)
+    /run/RUN/trial/T/terminal/keys      {"data": ...}: keys typed into a person's session from the browser
 
 Runs and trials are found by name among what is on disk, never by joining a requested name to a path;
 files are served only from inside the trial (:mod:`.files`). Pages may run only the view's own script
@@ -51,7 +54,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from ..discovery.records import find_runs
 from ..evidence import read_manifest
-from . import compare, discovery, frame, pages, summary
+from . import compare, discovery, frame, pages, summary, terminal
 from .files import Refused, contained, content_type
 
 log = logging.getLogger(__name__)
@@ -89,6 +92,21 @@ class View:
 
     def __init__(self, root: Path, review_url: str | None = None, poll_seconds: float = 3.0):
         self.root, self.review_url, self.poll_seconds = Path(root).resolve(), review_url, poll_seconds
+        self._bridges: dict[Path, terminal.Bridge] = {}  # a person's session, attached from a browser
+        self._bridges_lock = threading.Lock()
+
+    def bridge(self, tp) -> terminal.Bridge:
+        """The browser's attachment to the trial's person's session (made on first use)."""
+        with self._bridges_lock:
+            b = self._bridges.get(tp.root)
+            if b is None or not b.open:
+                if not tp.terminal_door.is_file():
+                    raise NotFound(f"no person's session waits or runs in {tp.root.name}")
+                try:
+                    b = self._bridges[tp.root] = terminal.Bridge(tp.terminal_door)
+                except (OSError, ValueError, KeyError) as exc:
+                    raise NotFound(f"the session of {tp.root.name} cannot be attached: {exc}") from None
+            return b
 
     def trial(self, run_name: str, tid: str):
         run = summary.find_run(self.root, run_name)
@@ -163,6 +181,12 @@ class View:
             return self._html(pages.summary_fragment(run, tp))
         if sub == ["preview"]:
             return self._html(self.preview(run, tp, (query.get("path") or [""])[0]))
+        if sub == ["terminal", "output"]:
+            try:
+                offset = int((query.get("from") or ["0"])[0])
+            except ValueError:
+                offset = 0
+            return self._json(self.bridge(tp).output(offset))
         if sub[0] == "file":
             file = contained(tp.root, sub[1:])
             with open(file, "rb") as fh:
@@ -179,6 +203,12 @@ class View:
         from ..errors import WorkbenchError
 
         parts = [unquote(p) for p in path.split("/")[1:]]
+        if len(parts) == 6 and parts[0] == "run" and parts[2] == "trial" and parts[4:] == ["terminal", "keys"]:
+            _, tp = self.trial(parts[1], parts[3])
+            text = body.get("data")
+            if not isinstance(text, str):
+                return 400, "application/json", json.dumps({"error": "keys are a string"}).encode(), APP_CSP
+            return self._json({"typed": self.bridge(tp).keys(text)})
         if len(parts) != 3 or parts[0] != "discovery" or parts[2] != "message":
             raise NotFound(path)
         out = find_runs(self.root).get(parts[1])

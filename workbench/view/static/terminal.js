@@ -53,3 +53,47 @@
     show();
   }).catch(function (err) { status.textContent = String(err.message || err); box.dataset.state = "error"; });
 })();
+
+// A person's session that waits or runs: typed keys go to the view, which carries them to the session's door;
+// the output is long-polled from an offset.
+(function () {
+  "use strict";
+  const box = document.getElementById("terminal-live");
+  if (!box || typeof Terminal === "undefined") return;
+  const status = box.querySelector(".status");
+  const term = new Terminal({cols: 110, rows: 30, scrollback: 5000});
+  term.open(box.querySelector(".screen"));
+  const post = function (data) {
+    return fetch(box.dataset.base + "/keys", {method: "POST", credentials: "same-origin",
+                                              headers: {"Content-Type": "application/json"},
+                                              body: JSON.stringify({data: data})});
+  };
+  // one request at a time, in order: keys typed while one is on its way go together in the next
+  let pending = "", sending = false;
+  const send = function () {
+    if (sending || !pending) return;
+    sending = true;
+    const data = pending;
+    pending = "";
+    post(data).catch(function () { /* the session ended: the output poll says so */ })
+      .finally(function () { sending = false; send(); });
+  };
+  term.onData(function (data) { pending += data; send(); });
+  let next = 0;
+  const poll = function () {
+    fetch(box.dataset.base + "/output?from=" + next, {credentials: "same-origin"}).then(function (r) {
+      if (!r.ok) throw new Error("the session is not open (" + r.status + ")");
+      return r.json();
+    }).then(function (out) {
+      const bytes = Uint8Array.from(atob(out.data), function (c) { return c.charCodeAt(0); });
+      if (bytes.length) term.write(bytes);
+      next = out.next;
+      box.dataset.state = out.open ? "attached" : "ended";
+      status.textContent = out.open ? "attached" : "the session is over";
+      if (out.open) poll();
+    }).catch(function (err) { box.dataset.state = "ended"; status.textContent = String(err.message || err); });
+  };
+  poll();
+  box.scrollIntoView();  // xterm.js draws only what is on screen; and this is where the person types
+  term.focus();
+})();
