@@ -183,6 +183,35 @@ def attach_cmd(run: Path = typer.Argument(..., exists=True, resolve_path=True,
     attach(door["socket"], name=name)
 
 
+@app.command("class")
+def class_cmd(
+    task_dir: Path = TASK_DIR,
+    student: list[str] = typer.Option(..., "--student", help="A student's name (the option once per student)."),
+    out: Path = typer.Option(..., "--out", resolve_path=True, help="The class's run directory (an existing one "
+                                                                     "resumes)."),
+    compare: Path | None = typer.Option(None, "--compare", exists=True, dir_okay=False, resolve_path=True,
+                                        help="A matrix whose configurations the students are compared with."),
+    workers: int = typer.Option(2, "--workers", min=1, help="Sessions at once (an open shell holds its task's cores)."),
+):
+    """A class on one task: a session per student (you are the agent, scored as a model is) beside the models of
+    --compare, gathered in one run, then its report (OUT/report.html). Students attach with `workbench attach OUT
+    --name NAME`, or from `workbench view`'s trial page in a browser."""
+    from ..analysis.report import build_report
+    from ..batch.run import run_batch
+    from ..teaching.classroom import class_matrix, write_matrix
+    from ..view.pages import REPORT
+
+    out.mkdir(parents=True, exist_ok=True)
+    matrix = write_matrix(class_matrix(task_dir, student, compare), out.parent / f"{out.name}.class.toml")
+    echo_err(f"class matrix: {matrix}")
+    for name in student:
+        echo_err(f"  {name}: workbench attach {out} --name {json.dumps(name.strip())}")
+    echo_err(f"  or in a browser: workbench view {out.parent}  (each student's trial page has their terminal)")
+    result = run_batch(matrix, out, workers=workers, resume=(out / "run.json").is_file())
+    typer.echo(f"run: {out} ({', '.join(f'{k} {v}' for k, v in sorted(result.counts.items()))})")
+    typer.echo(f"report: {build_report(out, out / REPORT)}")
+
+
 @app.command("demo")
 def demo_cmd(out: Path = typer.Option(Path("runs/demo"), "--out", resolve_path=True,
                                       help="The demo's run folder (its trials are replaced, its reviews kept)."),
