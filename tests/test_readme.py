@@ -29,6 +29,8 @@ NOT_RUN = {
     "tour": "tested by test_tour",
     "view": "a server (its browser test starts it)",
     "lab": "a server (tests/review/test_lab.py starts it)",
+    "attach": "a person at a terminal (tests/agents/test_human.py drives one through a pty)",
+    "class": "students at terminals (tests/teaching/test_classroom.py)",
 }
 
 
