@@ -525,3 +525,49 @@ def test_codex_and_mini_swe_agent_are_discovery_nodes_against_the_local_model(tm
         assert s.agent_status in ("completed", "budget_exhausted", "timeout", "refused", "agent_error"), s
         assert s.wall_sec <= limits.for_phase(s.phase) + 10
     assert (out / "history.json").is_file() and state.final is not None
+
+
+def test_a_person_is_every_sessions_agent_and_submits_to_the_scoring_service(tmp_path):
+    """`discover --agent human`: the prepare, propose and implement sessions each wait for a person, who
+    attaches (a real pty), reads the phase's goal and, implementing, submits with `score` as an agent's
+    submit_for_score does."""
+    import threading
+
+    import pexpect
+
+    from workbench.agents.terminal import waiting
+
+    me = AgentConfig(name="me", agent="human", network="host")
+    out, result = tmp_path / "run", {}
+    run = threading.Thread(target=lambda: result.update(state=discover(TASK, me, out, rounds=1, parallel=1,
+                                                                       limits=LIMITS, say=lambda _: None)))
+    run.start()
+    seen = []
+    deadline = time.monotonic() + 600
+    while run.is_alive() and time.monotonic() < deadline:
+        found = waiting(out)
+        if not found:
+            time.sleep(0.3)
+            continue
+        seen.append(found[0].name)
+        child = pexpect.spawn(sys.executable, ["-m", "workbench", "attach", str(out)], encoding="utf-8",
+                              timeout=300, env={**os.environ, "TERM": "xterm"})
+        child.logfile_read = sys.stdout
+        child.expect(r"left\] \S+ \$ ")
+        child.sendline("head -c 300 /home/task/instruction.md")
+        child.expect(r"left\] \S+ \$ ")
+        if found[0].name.startswith("r1-i"):  # an implement session
+            child.sendline("score my first try")
+            child.expect(r"left\] \S+ \$ ")
+            assert '"' in child.before and "Traceback" not in child.before, child.before
+        child.sendline("finish")
+        child.expect(pexpect.EOF)
+        while found[0] in waiting(out):  # the door goes when the session ends
+            time.sleep(0.1)
+    run.join(60)
+    state = result["state"]
+    assert seen == [s.id for s in state.sessions] and [s.phase for s in state.sessions] == [
+        "prepare", "propose", "implement"], seen
+    assert [(s.status, s.agent_status) for s in state.sessions] == [("done", "completed")] * 3
+    attempts = (out / "sessions" / seen[-1] / "session" / "scoring" / "attempts.jsonl").read_text().splitlines()
+    assert len(attempts) == 1  # the person's one submission, evaluated by the hidden service

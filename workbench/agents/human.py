@@ -67,6 +67,18 @@ cat <<'EOF'
 [workbench] You are the agent. The task: __TASK_HOME__/instruction.md (paper: __TASK_HOME__/paper/).
 [workbench] Your working copy: __HOME__ (deliver reproduce.sh there). Type `finish` when done.
 EOF
+if [[ -n $WORKBENCH_SCORING_URL ]]; then  # the hidden scoring service: what an agent's submit_for_score does
+  score() {
+    python3 -c 'import json, os, sys, urllib.request as u
+e = os.environ
+r = u.Request(e["WORKBENCH_SCORING_URL"] + "/evaluate",
+              data=json.dumps({"description": " ".join(sys.argv[1:])}).encode(),
+              headers={"Authorization": "Bearer " + e["WORKBENCH_SCORING_TOKEN"],
+                       "Content-Type": "application/json"})
+print(json.dumps(json.load(u.urlopen(r, timeout=3600)), indent=1))' "$@"
+  }
+  echo '[workbench] `score "what you changed"` submits your working copy to the hidden scoring service.'
+fi
 """
 # writes the rcfile into the call's own /tmp, then the shell, on a pty of its own (the sandbox gives none)
 LAUNCH = ('printf %s "$1" > ' + RCFILE + '; export WORKBENCH_DEADLINE=$2 WORKBENCH_WARN_AT=$3 TERM=xterm-256color; '
