@@ -130,3 +130,58 @@ def test_another_user_on_the_machine_cannot_type_into_a_persons_session(tmp_path
     assert "planted.txt" not in ran(child, "ls -a")
     child.sendline("finish")
     child.expect(pexpect.EOF, timeout=300)
+
+
+@pytest.mark.attack
+def test_markers_printed_as_fast_as_the_shell_can_are_counted_not_recorded_without_bound(tmp_path):
+    """The step markers are the shell's own output, so the person (or a program they run) can print them in a
+    loop: each would be a record written on the host. Past MAX_STEPS they are counted, not recorded."""
+    from workbench.agents.human import MAX_STEPS
+
+    child = workbench_run(write_task(tmp_path / "mini"), tmp_path / "run", "bwrap")
+    child.expect(PROMPT, timeout=180)
+    child.logfile_read = None  # 10,050 markers are not worth printing
+    ran(child, f"for i in $(seq {MAX_STEPS + 50}); do printf '\\033]7770;0;eA==\\a'; done")
+    child.sendline("finish")
+    child.expect(pexpect.EOF, timeout=300)
+    tp = TrialPaths(tmp_path / "run" / "trials" / "mini__human__1")
+    steps = tp.trajectory.read_text().splitlines()
+    assert len(steps) == MAX_STEPS + 1 and "counted in usage.json" in steps[-1]
+    assert json.loads(tp.usage.read_text())["person"]["commands"] == MAX_STEPS + 51  # + the loop itself
+
+
+def test_a_terminal_that_stops_reading_is_dropped_and_the_person_attaches_again(tmp_path):
+    """A terminal that stops reading (suspended, frozen) while the shell prints cannot hold the session: it is
+    dropped after SEND_TIMEOUT_SEC, and the next `workbench attach` gets the shell."""
+    import socket
+
+    task = write_task(tmp_path / "mini")
+    matrix = tmp_path / "matrix.toml"
+    matrix.write_text(f'tasks = ["{task}"]\nattempts = 1\nengine = "inline"\n[[agents]]\nname = "ada"\n'
+                      'agent = "human"\n')
+    run = tmp_path / "run"
+    batch = subprocess.Popen([sys.executable, "-m", "workbench", "batch", str(matrix), "--out", str(run),
+                              "--workers", "1"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    tp = TrialPaths(run / "trials" / "mini__ada__1")
+    try:
+        deadline = time.monotonic() + 120
+        while not tp.terminal_door.is_file() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        frozen = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        frozen.connect(json.loads(tp.terminal_door.read_text())["socket"])
+        frozen.sendall(b'{"cols": 80, "rows": 24}\nyes | head -c 3000000; echo\n')  # then never reads
+        time.sleep(2)
+        child = pexpect.spawn(sys.executable, ["-m", "workbench", "attach", str(run)], encoding="utf-8",
+                              timeout=60, env={**os.environ, "TERM": "xterm"})
+        child.expect(PROMPT)  # the flood ended while nobody read it; this terminal has the shell
+        child.sendline("echo O$((7))K")
+        child.expect("O7K")
+        child.expect(PROMPT)
+        child.sendline("finish")
+        child.expect(pexpect.EOF)
+        assert batch.wait(timeout=120) == 0
+        frozen.close()
+    finally:
+        if batch.poll() is None:
+            batch.kill()
+    assert json.loads(tp.delivery.read_text())["agent_status"] == "completed"

@@ -165,8 +165,12 @@ class HumanAgent(BaseAgent):
         return AgentResult("completed", message, usage=Usage(), details=details)
 
 
+MAX_STEPS = 10_000  # commands recorded as steps; the rest are counted (the markers are the shell's to print)
+
+
 class _Steps:
-    """Each command typed becomes a trajectory step: the command as a shell call, its output as the observation."""
+    """Each command typed becomes a trajectory step: the command as a shell call, its output as the observation.
+    At most :data:`MAX_STEPS`: the shell can print markers as fast as it likes, and each is a record on the host."""
 
     def __init__(self, trajectory: Trajectory):
         self.trajectory = trajectory
@@ -174,6 +178,11 @@ class _Steps:
 
     def record(self, command: str, code: int, output: str) -> None:
         self.count += 1
+        if self.count > MAX_STEPS:
+            if self.count == MAX_STEPS + 1:
+                self.trajectory.record("system", f"[workbench: more than {MAX_STEPS} commands; the rest are "
+                                                 "counted in usage.json, not recorded as steps]")
+            return
         at = output.find(command)  # the prompt and the command's echo come first: the output is what follows
         output = output[at + len(command):].lstrip("\n") if at >= 0 else output
         call = f"h{self.count}"

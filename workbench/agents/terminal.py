@@ -23,6 +23,7 @@ import os
 import re
 import select
 import socket
+import struct
 import sys
 import tempfile
 import termios
@@ -38,6 +39,7 @@ MARK = b"\x1b]7770;"  # ... <exit code>;<the command, base64>\a: printed by the 
 BEL = b"\x07"
 MAX_MARK = 64 << 10  # a marker longer than this is output, not a marker
 HEADER_MAX = 4096
+SEND_TIMEOUT_SEC = 5  # a terminal that stops reading this long is dropped (the shell and the recording go on)
 ANSI = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])|\r")
 
 
@@ -72,6 +74,9 @@ class Door:
             except (OSError, ValueError):
                 conn.close()
                 continue
+            # sends time out (SO_SNDTIMEO; receiving keys does not): a stopped terminal cannot hold the relay,
+            # and with it the shell's output and the next terminal's attach, for ever
+            conn.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, struct.pack("ll", SEND_TIMEOUT_SEC, 0))
             with self._lock:
                 if self._client is not None:
                     with contextlib.suppress(OSError):
@@ -231,6 +236,14 @@ def _partial_suffix(data: bytes, mark: bytes) -> int:
     return 0
 
 
+def connect(socket_path: str | Path, cols: int, rows: int, name: str | None = None) -> socket.socket:
+    """A client of a session's door: connected, its header sent; then raw keys in, raw output out."""
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    conn.connect(str(socket_path))
+    conn.sendall(json.dumps({"cols": cols, "rows": rows, "name": name}).encode() + b"\n")
+    return conn
+
+
 def attach(socket_path: str | Path, name: str | None = None, stdin=None, stdout=None) -> None:
     """Bridge this process's terminal to a session's door until the session ends (or the door closes).
 
@@ -244,9 +257,7 @@ def attach(socket_path: str | Path, name: str | None = None, stdin=None, stdout=
     stdout = stdout if stdout is not None else sys.stdout
     in_fd, out_fd = stdin.fileno(), stdout.fileno()
     cols, rows = (os.get_terminal_size(out_fd) if os.isatty(out_fd) else os.terminal_size((80, 24)))
-    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    conn.connect(str(socket_path))
-    conn.sendall(json.dumps({"cols": cols, "rows": rows, "name": name}).encode() + b"\n")
+    conn = connect(socket_path, cols, rows, name)
     saved = termios.tcgetattr(in_fd) if os.isatty(in_fd) else None
     if saved is not None:
         tty.setraw(in_fd)

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import base64
 import json
-import socket
 import threading
 from pathlib import Path
+
+from ..agents.terminal import connect
 
 KEEP = 1 << 20  # output kept for browsers that poll from behind
 POLL_SEC = 10.0  # a long poll answers after this long without output
@@ -25,9 +26,7 @@ class Bridge:
 
     def __init__(self, door: Path, cols: int = 110, rows: int = 30, name: str | None = None):
         info = json.loads(Path(door).read_text(encoding="utf-8"))
-        self.conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.conn.connect(str(info["socket"]))
-        self.conn.sendall(json.dumps({"cols": cols, "rows": rows, "name": name}).encode() + b"\n")
+        self.conn = connect(info["socket"], cols, rows, name)
         self.buffer = bytearray()
         self.start = 0  # the offset of buffer[0] in the whole output
         self.open = True
@@ -49,6 +48,7 @@ class Bridge:
         with self.changed:
             self.open = False
             self.changed.notify_all()
+        self.conn.close()  # the session is over (or attached elsewhere): a long-lived view keeps no socket
 
     def output(self, offset: int, wait: float = POLL_SEC) -> dict:
         """Output from ``offset`` on (waiting up to ``wait`` s for some): base64 data, the next offset, and
