@@ -45,18 +45,21 @@ def _run(task, tmp_path, name: str, files: dict[str, str]):
     return prov, r, {lf.id: lf for lf in score_trial(task, tmp_path / name).leaves}
 
 
+# three geometries, about 2.5 s of integrals here: a CI machine twice as fast still clears the 0.5 s gate
 WATER = """import json
 from pyscf import gto, scf
-mol = gto.M(atom="O 0 0 0; H 0 0.757 0.587; H 0 -0.757 0.587", basis="cc-pvqz", verbose=0)
-json.dump({"energy": scf.RHF(mol).kernel()}, open("results/energy.json", "w"))
+energies = {}
+for y in (0.747, 0.757, 0.767):
+    mol = gto.M(atom=f"O 0 0 0; H 0 {y} 0.587; H 0 -{y} 0.587", basis="cc-pvqz", verbose=0)
+    energies[y] = scf.RHF(mol).kernel()
+json.dump({"energy": energies[0.757], "scan": energies}, open("results/energy.json", "w"))
 """
 # the energy computed once elsewhere, typed in, and the CPU gate met with numpy's BLAS after the import
 PADDED = """import json, time
 import numpy as np
 import pyscf
 a = np.random.default_rng(0).random((400, 400))
-t = time.time()
-while time.time() - t < 4:
+while time.process_time() < 4:  # CPU time, not wall time: a busy machine gives a wall second less CPU
     a = a @ a
     a /= np.abs(a).max()
 json.dump({"energy": -76.0596}, open("results/energy.json", "w"))
