@@ -185,3 +185,24 @@ def test_a_terminal_that_stops_reading_is_dropped_and_the_person_attaches_again(
         if batch.poll() is None:
             batch.kill()
     assert json.loads(tp.delivery.read_text())["agent_status"] == "completed"
+
+
+def test_long_commands_are_recorded_within_the_log_bound_and_an_observation_is_cut_once(tmp_path):
+    """Each marker names a command of up to 64 KB, recorded twice per step: 10,000 of them would be over a
+    gigabyte on the host. The steps stop at the session log's bound; a long output is cut once, by the
+    trajectory, with one note of how much (not a note inside a note)."""
+    from workbench.agents.base import Trajectory
+    from workbench.agents.human import _Steps
+    from workbench.agents.public_task import OBSERVATION_LIMIT
+
+    trajectory = Trajectory(tmp_path / "trajectory.jsonl")
+    steps = _Steps(trajectory, max_bytes=1 << 20)
+    steps.record("make", 0, "make\n" + "x" * 3 * OBSERVATION_LIMIT)
+    first = json.loads(trajectory.path.read_text().splitlines()[0])
+    assert first["observations"][0]["content"].count("characters truncated") == 1
+    for i in range(100):
+        steps.record(f"echo {i} " + "y" * 48_000, 0, "")
+    assert trajectory.path.stat().st_size < (1 << 20) + 100_000
+    lines = trajectory.path.read_text().splitlines()
+    assert "counted in usage.json" in lines[-1] and len(lines) < 20
+    assert steps.count == 101  # every command is still counted

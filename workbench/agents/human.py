@@ -33,7 +33,7 @@ from ..paths import TrialPaths
 from ..sandbox import Limits
 from ..task import Task
 from .base import AgentResult, BaseAgent, Budget, Trajectory, Usage
-from .public_task import PublicTask, truncate
+from .public_task import OBSERVATION_LIMIT, PublicTask
 from .terminal import Cast, Commands, Door
 from .workspace import HOME, TASK_HOME, Workspace
 
@@ -114,10 +114,10 @@ class HumanAgent(BaseAgent):
             os.close(keys_w)
 
     def _session(self, view, workspace, budget, trajectory, tp, door, keys_r, person, waited) -> AgentResult:
-        steps = _Steps(trajectory)
+        log_cap = Limits(timeout_sec=1, memory_mb=1, cpus=1).max_log_mb << 20  # a session log's bound, as for agents
+        steps = _Steps(trajectory, log_cap)
         commands = Commands(steps.record)
-        cast = Cast(tp.terminal_cast, door.size, f"{view.task_id}: {person or door.name or 'a person'}",
-                    Limits(timeout_sec=1, memory_mb=1, cpus=1).max_log_mb << 20)
+        cast = Cast(tp.terminal_cast, door.size, f"{view.task_id}: {person or door.name or 'a person'}", log_cap)
         fifo_dir = Path(tempfile.mkdtemp(prefix="workbench-shell-"))
         fifo = fifo_dir / "out"
         os.mkfifo(fifo, 0o600)
@@ -169,24 +169,36 @@ MAX_STEPS = 10_000  # commands recorded as steps; the rest are counted (the mark
 
 
 class _Steps:
-    """Each command typed becomes a trajectory step: the command as a shell call, its output as the observation.
-    At most :data:`MAX_STEPS`: the shell can print markers as fast as it likes, and each is a record on the host."""
+    """Each command typed becomes a trajectory step: the command as a shell call, its output as the observation
+    (truncated by :class:`~workbench.agents.base.Trajectory`, as every observation is).
 
-    def __init__(self, trajectory: Trajectory):
+    At most :data:`MAX_STEPS` steps and ``max_bytes`` of them: the markers are the shell's to print, as fast
+    as it likes and each naming a command of up to 64 KB (recorded twice: the message and the call), and every
+    step is a record written on the host. The rest are counted, not recorded."""
+
+    def __init__(self, trajectory: Trajectory, max_bytes: int):
         self.trajectory = trajectory
+        self.max_bytes = max_bytes
         self.count = 0
+        self.bytes = 0  # what the recorded steps hold (the command twice, the observation as truncated)
+        self.full = False
 
     def record(self, command: str, code: int, output: str) -> None:
         self.count += 1
-        if self.count > MAX_STEPS:
-            if self.count == MAX_STEPS + 1:
-                self.trajectory.record("system", f"[workbench: more than {MAX_STEPS} commands; the rest are "
-                                                 "counted in usage.json, not recorded as steps]")
+        if self.full:
             return
         at = output.find(command)  # the prompt and the command's echo come first: the output is what follows
         output = output[at + len(command):].lstrip("\n") if at >= 0 else output
+        content = f"{output}\n[exit code {code}]"
+        size = 2 * len(command) + min(len(content), OBSERVATION_LIMIT + 64)
+        if self.count > MAX_STEPS or self.bytes + size > self.max_bytes:
+            self.full = True
+            self.trajectory.record("system", f"[workbench: more than {MAX_STEPS} commands or "
+                                             f"{self.max_bytes >> 20} MB of them; the rest are counted in "
+                                             "usage.json, not recorded as steps]")
+            return
+        self.bytes += size
         call = f"h{self.count}"
         self.trajectory.record("assistant", command, kind="human_command",
                                tool_calls=[{"id": call, "name": "bash", "arguments": {"command": command}}],
-                               observations=[{"tool_call_id": call,
-                                              "content": truncate(f"{output}\n[exit code {code}]")}])
+                               observations=[{"tool_call_id": call, "content": content}])
