@@ -143,14 +143,11 @@ class View:
                 raise NotFound(path)
             return self._html(discovery.fragment(out) if len(parts) == 3
                               else discovery.discovery_page(parts[1], out, self.poll_seconds))
-        if parts[0] == "static" and len(parts) == 2 and parts[1] in ("view.css", "view.js"):
+        if parts[0] == "static" and len(parts) == 2 and (parts[1] in STATIC or parts[1] in ("view.css", "view.js")):
             css = parts[1].endswith(".css")
-            return (200, "text/css; charset=utf-8" if css else "text/javascript; charset=utf-8",
-                    (frame.CSS if css else frame.JS).encode(), APP_CSP)
-        if parts[0] == "static" and len(parts) == 2 and parts[1] in STATIC:
-            css = parts[1].endswith(".css")
-            return (200, "text/css; charset=utf-8" if css else "text/javascript; charset=utf-8",
-                    (STATIC_DIR / STATIC[parts[1]]).read_bytes(), APP_CSP)
+            data = ((STATIC_DIR / STATIC[parts[1]]).read_bytes() if parts[1] in STATIC
+                    else (frame.CSS if css else frame.JS).encode())
+            return 200, "text/css; charset=utf-8" if css else "text/javascript; charset=utf-8", data, APP_CSP
         if parts[0] == "run" and len(parts) == 3 and parts[2] == "report":
             run = summary.find_run(self.root, parts[1])
             if run is None or not (run.root / pages.REPORT).is_file():
