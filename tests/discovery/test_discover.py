@@ -7,10 +7,12 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -19,12 +21,23 @@ from workbench.batch.matrix import AgentConfig
 from workbench.discovery import discover
 from workbench.discovery.records import DiscoveryState, Limits, RankedHistory
 from workbench.errors import WorkbenchError
+from workbench.sandbox.environments import envs_root
 from workbench.task import load_task
 
 pytestmark = pytest.mark.slow
 
 TASK = REPO / "tasks" / "circle-packing-26"
-BIN = REPO / "tests" / "fixtures" / "discovery"
+
+
+def _reachable(fixture: Path) -> Path:
+    """The fixture's programs where the sandbox's unprivileged user can reach them (beside the task
+    environments): a clone may sit in a 0700 directory (``mktemp -d``), and a mount's source must not."""
+    dest = envs_root() / "test-fixtures" / fixture.name
+    shutil.copytree(fixture, dest, dirs_exist_ok=True)
+    return dest
+
+
+BIN = _reachable(REPO / "tests" / "fixtures" / "discovery")
 HILLCLIMB = AgentConfig(name="hillclimb", agent="cli", options={"command": "hillclimb", "prefix": str(BIN)})
 LIMITS = Limits(prepare_sec=120, propose_sec=120, implement_sec=120)
 
