@@ -61,8 +61,20 @@ class _RoutineNotices(logging.Filter):
         return not (type(exc).__name__ == "ZMQError" and getattr(exc, "errno", None) == errno.ENOTSOCK)
 
 
+# Where those notices are logged: ipykernel's application, and tornado's general logger, on which pyzmq's
+# ZMQStream reports an exception in its callbacks (a control reply flushed to a socket that shutdown closed).
+NOISY_LOGGERS = ("IPKernelApp", "tornado.general")
+
+
+def quiet_routine_notices() -> None:
+    """Filter the routine notices out of every logger that carries them (a filter on a logger applies to
+    the records logged on that logger, not to those of its children or parents)."""
+    for name in NOISY_LOGGERS:
+        logging.getLogger(name).addFilter(_RoutineNotices())
+
+
 def _launch() -> None:
-    logging.getLogger("IPKernelApp").addFilter(_RoutineNotices())
+    quiet_routine_notices()
     from ipykernel.kernelapp import launch_new_instance
 
     launch_new_instance()
