@@ -19,7 +19,7 @@ from ...errors import WorkbenchError
 from .protocol import OnState, Size, size_of
 
 CONNECT_TIMEOUT_SEC = 10.0
-RESOURCES = ("cpus", "memory_mb", "gpus")  # the worker resources a trial's size is asked in
+RESOURCES = ("cpus", "memory_mb", "gpus")  # the worker resources a trial's size is asked in (Size's fields)
 
 
 class DaskExecutor:
@@ -80,7 +80,7 @@ class DaskExecutor:
 
     def resources(self, size: Size) -> dict[str, float]:
         """What a trial of ``size`` asks of a worker: its nonzero amounts (a GPU only where it needs one)."""
-        return {k: v for k, v in (("cpus", size.cpus), ("memory_mb", size.memory_mb), ("gpus", size.gpus)) if v}
+        return {k: getattr(size, k) for k in RESOURCES if getattr(size, k)}
 
     @property
     def dashboard(self) -> str | None:
