@@ -26,18 +26,18 @@ def test_routine_notices_are_dropped_and_real_errors_kept():
     assert keep(_record("something else went wrong"))
 
 
-def test_a_reply_to_a_closed_socket_is_dropped_on_every_logger_that_reports_it(caplog):
+
+def test_a_reply_to_a_closed_socket_is_dropped_on_every_logger_that_reports_it():
     """pyzmq's ZMQStream reports the same shutdown race on tornado's logger, not ipykernel's: on CI it
-    printed a traceback into a Ctrl-C'd run's terminal (and failed its 'no Traceback' check)."""
+    printed a traceback into a Ctrl-C'd run's terminal (and failed its 'no Traceback' check). Asked of the
+    loggers' own filters, which is what decides before any handler (or another test's logging set-up) sees it."""
     from workbench.jupyter.kernel import NOISY_LOGGERS, quiet_routine_notices
 
     quiet_routine_notices()
-    with caplog.at_level(logging.ERROR):
-        for name in NOISY_LOGGERS:
-            try:
-                raise zmq.ZMQError(errno.ENOTSOCK)
-            except zmq.ZMQError:
-                logging.getLogger(name).error("Uncaught exception in ZMQStream callback", exc_info=True)
-            logging.getLogger(name).error("a real error")
-    assert [r.name for r in caplog.records] == list(NOISY_LOGGERS)
-    assert all(r.getMessage() == "a real error" for r in caplog.records)
+    for name in NOISY_LOGGERS:
+        logger = logging.getLogger(name)
+        closed = logging.LogRecord(name, logging.ERROR, __file__, 1, "Uncaught exception in ZMQStream callback",
+                                   None, (zmq.ZMQError, zmq.ZMQError(errno.ENOTSOCK), None))
+        real = logging.LogRecord(name, logging.ERROR, __file__, 1, "a real error", None, None)
+        assert not logger.filter(closed), name
+        assert logger.filter(real), name
